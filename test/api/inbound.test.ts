@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
@@ -6,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseInbound } from '../../src/sending/bounces/bounces.parse.js';
 import { claimsOf, provenTarget } from '../../src/sending/bounces/bounces.proof.js';
 import { InboundProcessor } from '../../src/sending/bounces/bounces.inbound.js';
-import { startInboundServer, type InboundServer } from '../../src/sending/bounces/bounces.server.js';
+import {
+  INBOUND_MAX_CLIENTS_PER_IP,
+  startInboundServer,
+  type InboundServer,
+} from '../../src/sending/bounces/bounces.server.js';
 import { reportRules } from '../../src/sending/bounces/bounces.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
@@ -262,6 +267,37 @@ describeApi('inbound SMTP listener', (h) => {
     expect(kept).toHaveLength(count('unclassified'));
     for (const k of kept) expect(Buffer.from(k.raw, 'base64').length).toBe(k.size);
     expect((await h.call((await h.workspace()).key, 'GET', '/v1/inbound')).json().data).toEqual([]);
+  });
+
+  it('connections are bounded per address: past INBOUND_MAX_CLIENTS_PER_IP at once, 421; one closed frees a place', async () => {
+    const greet = () =>
+      new Promise<{ socket: net.Socket; line: string }>((resolve, reject) => {
+        const socket = net.connect(inbound.port, '127.0.0.1');
+        socket.once('error', reject);
+        socket.once('data', (d) => resolve({ socket, line: d.toString('latin1') }));
+      });
+    const held: net.Socket[] = [];
+    try {
+      for (let i = 0; i < INBOUND_MAX_CLIENTS_PER_IP; i++) {
+        const { socket, line } = await greet();
+        held.push(socket);
+        expect(line, `connection ${i + 1}`).toMatch(/^220 /);
+      }
+      const over = await greet();
+      held.push(over.socket);
+      expect(over.line).toMatch(/^421 /);
+      held.shift()!.destroy();
+      // The server learns of the close, then counts one fewer.
+      await expect
+        .poll(async () => {
+          const again = await greet();
+          held.push(again.socket);
+          return again.line.slice(0, 3);
+        })
+        .toBe('220');
+    } finally {
+      for (const s of held) s.destroy();
+    }
   });
 
   it('RCPT to anything but a valid token is refused with 550 before any data; a duplicate report changes nothing', async () => {

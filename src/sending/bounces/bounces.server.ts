@@ -1,11 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { listenSmtp, type ListeningSmtp } from '../../mail/smtp-listen.js';
+import { ipKey } from '../../lib/ip-key.js';
 import type { InboundProcessor, InboundRecipient } from './bounces.inbound.js';
 
 /** The largest message the listener takes (bounce reports carry the original message, usually small). */
 export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
 /** The most recipients one message may have: a report is about one message, and each recipient costs a lookup and a write. */
 export const INBOUND_MAX_RECIPIENTS = 50;
+/** Connections at once, all addresses together (each may hold up to INBOUND_MAX_BYTES of data); then 421. */
+export const INBOUND_MAX_CLIENTS = 200;
+/** Connections at once from one address (IPv6: one /64); then 421. Relays deliver over a few connections each. */
+export const INBOUND_MAX_CLIENTS_PER_IP = 20;
 
 export type InboundServer = ListeningSmtp;
 
@@ -27,13 +32,37 @@ export async function startInboundServer(opts: {
   const { processor, log } = opts;
   // Loaded when the listener starts: processes that do not listen never load it.
   const { SMTPServer } = await import('smtp-server');
+  // Connections open per address (ipKey), and the sessions counted in it (a refused one is not).
+  const open = new Map<string, number>();
+  const counted = new Set<string>();
   const server = new SMTPServer({
     name: opts.banner,
     banner: 'Formcast bounce processor',
     disabledCommands: ['AUTH', 'STARTTLS'],
     authOptional: true,
     size: INBOUND_MAX_BYTES,
+    maxClients: INBOUND_MAX_CLIENTS,
     logger: false,
+    // The listener takes mail from anyone: a bound on the connections (and so on the data held) per address as well as
+    // in all, so that one sender cannot fill the process's memory with parallel 10 MB messages.
+    onConnect(session, cb) {
+      const key = ipKey(session.remoteAddress);
+      const n = open.get(key) ?? 0;
+      if (n >= INBOUND_MAX_CLIENTS_PER_IP) {
+        const err = new Error('4.7.0 Too many connections from your address; try again in a moment');
+        return cb(Object.assign(err, { responseCode: 421 }));
+      }
+      open.set(key, n + 1);
+      counted.add(session.id);
+      cb();
+    },
+    onClose(session) {
+      if (!counted.delete(session.id)) return;
+      const key = ipKey(session.remoteAddress);
+      const n = (open.get(key) ?? 1) - 1;
+      if (n > 0) open.set(key, n);
+      else open.delete(key);
+    },
     onRcptTo(address, session, cb) {
       const fail = (code: number, text: string) =>
         cb(Object.assign(new Error(text), { responseCode: code }) as Error & { responseCode: number });
