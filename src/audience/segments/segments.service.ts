@@ -89,16 +89,11 @@ export class SegmentsService {
     return this.db.kysely.transaction().execute(fn);
   }
 
-  /** The grammar (422 validation_failed); returns the filter, for checkTopics. */
+  /** The grammar (422 validation_failed); returns the filter, for checkFilterReferences. */
   private parse(raw: unknown): { filter: Filter } {
     const errors = validateFilter(raw);
     if (errors.length) throw validationFailed(errors);
     return { filter: raw as Filter };
-  }
-
-  /** Every topic and every broadcast the filter names is one of the workspace's (checkFilterReferences). */
-  private async checkTopics(db: Executor, workspaceId: string, filter: Filter): Promise<void> {
-    await checkFilterReferences(db, workspaceId, filter);
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Segment> {
@@ -111,7 +106,7 @@ export class SegmentsService {
     const { filter } = this.parse(input.filter);
     const id = newId('seg');
     await this.tx(async (trx) => {
-      await this.checkTopics(trx, workspaceId, filter);
+      await checkFilterReferences(trx, workspaceId, filter);
       await repo.insertSegment(trx, workspaceId, { id, name: input.name, filter, createdAt: nowIso() });
     });
     return this.get(workspaceId, id);
@@ -132,7 +127,7 @@ export class SegmentsService {
     const parsed = input.filter !== undefined ? this.parse(input.filter) : undefined;
     return this.tx(async (trx) => {
       await this.mustGet(trx, workspaceId, id);
-      if (parsed) await this.checkTopics(trx, workspaceId, parsed.filter);
+      if (parsed) await checkFilterReferences(trx, workspaceId, parsed.filter);
       const updated = await repo.updateSegment(
         trx,
         workspaceId,
@@ -189,7 +184,7 @@ export class SegmentsService {
   async preview(workspaceId: string, raw: unknown): Promise<SegmentCount & { sample: SegmentContact[] }> {
     const { filter } = this.parse(raw);
     const k = this.db.kysely;
-    await this.checkTopics(k, workspaceId, filter);
+    await checkFilterReferences(k, workspaceId, filter);
     // One after the other: should the count give up (too costly), no second evaluation goes on without it.
     const counts = await repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter);
     const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { cumulativeStdNormalProbability } from 'simple-statistics';
+import type { AbSelection } from '../deliveries/store.js';
 import type { AbTest, Broadcast } from './broadcasts.schemas.js';
 
 /**
@@ -23,11 +24,7 @@ export function parseAbTest(stored: unknown): AbTest | null {
  *   ties broken by the contact id); the contacts ranked by key, variant j takes the ranks below `cuts[j]` that the
  *   variants before it did not take: the first k ranks, dealt in runs whose sizes differ by at most one. Empty: nobody.
  */
-export interface AbSelection {
-  audience: number;
-  test: number;
-  cuts: string[];
-}
+export type { AbSelection };
 
 /**
  * The size of the test share of an audience of `n`: round(n × testPercent / 100), halves up; raised to one per variant

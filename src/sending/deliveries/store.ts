@@ -71,6 +71,16 @@ export interface BroadcastFinish {
 }
 
 /** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */
+/**
+ * Who is in an A/B broadcast's test share, and with which variant: what broadcasts.ab.ts selectTestShare chooses and
+ * the broadcast stores (`ab_selection`; the fields are explained there). Here because the materialisation job carries it.
+ */
+export interface AbSelection {
+  audience: number;
+  test: number;
+  cuts: string[];
+}
+
 export interface MaterializationJob {
   broadcastId: string;
   workspaceId: string;
@@ -90,7 +100,7 @@ export interface MaterializationJob {
     variants: string[];
     testPercent: number;
     winner: string | null;
-    selection?: { audience: number; test: number; cuts: string[] } | null;
+    selection?: AbSelection | null;
   } | null;
   /**
    * Local-time sending (docs/sending.md): each recipient's delivery is due when `wallTime` comes in their zone
