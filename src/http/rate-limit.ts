@@ -1,6 +1,7 @@
-import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/errors.js';
+import { ipKey } from '../lib/ip-key.js';
 import type { V1 } from './types.js';
 
 /** /v1 requests a minute per API key or console session by default (RATE_LIMIT_PER_KEY). */
@@ -11,7 +12,7 @@ function callerOf(req: FastifyRequest): string {
   const auth = req.auth;
   if (auth?.keyId) return `key:${auth.keyId}`;
   if (auth?.sessionId) return `session:${auth.sessionId}`;
-  return `ip:${normalizeIP(req.ip)}`;
+  return `ip:${ipKey(req.ip)}`;
 }
 
 /**

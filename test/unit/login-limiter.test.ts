@@ -10,10 +10,12 @@ describe('login limiter', () => {
   it('counts IPv6 by /64 and IPv4-mapped as IPv4', () => {
     expect(ipKey('10.1.2.3')).toBe('10.1.2.3');
     expect(ipKey('::ffff:10.1.2.3')).toBe('10.1.2.3');
-    expect(ipKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
-    expect(ipKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
-    expect(ipKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(ipKey('::1')).toBe('0:0:0:0::/64');
+    expect(ipKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::');
+    expect(ipKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::');
+    expect(ipKey('2001:DB8:1:2:3::')).toBe('2001:db8:1:2::');
+    expect(ipKey('2001:db8::1')).toBe('2001:db8::');
+    expect(ipKey('::1')).toBe('::');
+    expect(ipKey('not an address')).toBe('not an address');
   });
 
   // Attacks: failures for the owner's address from addresses drawn from a pool (IPv4 and IPv6), at random gaps.

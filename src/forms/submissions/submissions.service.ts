@@ -30,6 +30,7 @@ import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ipKey } from '../../lib/ip-key.js';
+import { WindowCounter } from '../../lib/window-counter.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
@@ -151,23 +152,12 @@ export class SubmissionsService {
    * process (a visitor whose requests reach two processes may count up to the limit in each).
    */
   async recordView(workspaceId: string, formId: string, visitor?: string): Promise<void> {
-    if (visitor !== undefined && !this.viewAllowed(`${ipKey(visitor)}|${formId}`, Date.now())) return;
+    if (visitor !== undefined && !this.viewCounts.allow(`${ipKey(visitor)}|${formId}`, Date.now())) return;
     await forms.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
   }
 
   /** Views counted per visitor and form in their current minute (recordView); the oldest forgotten past 20,000. */
-  private readonly viewCounts = new Map<string, { n: number; until: number }>();
-
-  private viewAllowed(key: string, now: number): boolean {
-    let entry = this.viewCounts.get(key);
-    if (!entry || entry.until <= now) {
-      this.viewCounts.delete(key);
-      entry = { n: 0, until: now + 60_000 };
-      this.viewCounts.set(key, entry);
-      if (this.viewCounts.size > 20_000) this.viewCounts.delete(this.viewCounts.keys().next().value!);
-    }
-    return ++entry.n <= VIEWS_PER_VISITOR_PER_MINUTE;
-  }
+  private readonly viewCounts = new WindowCounter(VIEWS_PER_VISITOR_PER_MINUTE, 60_000, 20_000);
 
   /**
    * The one code path of every submission (hosted page, embed, API): mapped fields only, validated by their

@@ -1,5 +1,6 @@
-import { normalizeIP } from '@fastify/rate-limit';
+import { ipKey } from '../../lib/ip-key.js';
 import { RecentKeys } from '../../lib/recent-keys.js';
+import { WindowCounter } from '../../lib/window-counter.js';
 
 /**
  * The guards against replayed and flooded tracking links (docs/tracking.md, "Replays and floods"). A token is in
@@ -94,42 +95,18 @@ export class FirstHits {
 }
 
 /**
- * Hits recorded per client address in fixed windows of a minute. IPv6 addresses count per /64 (one subscriber's
- * network), IPv4-mapped ones as IPv4. Per process, at most MAX_REMEMBERED addresses.
+ * Hits recorded per client address in fixed windows of a minute, counted by ipKey (IPv6 by its /64, IPv4-mapped as
+ * IPv4). Per process, at most MAX_REMEMBERED addresses.
  */
 export class PerIpLimit {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly counts: WindowCounter | null;
 
-  constructor(
-    private readonly perMinute: number,
-    private readonly max = MAX_REMEMBERED,
-  ) {}
+  constructor(perMinute: number, max = MAX_REMEMBERED) {
+    this.counts = perMinute > 0 ? new WindowCounter(perMinute, 60_000, max) : null;
+  }
 
   /** Counts a hit of `ip`; false when the address is over its limit this minute. */
   allow(ip: string | undefined, now: number): boolean {
-    if (this.perMinute <= 0 || !ip) return true;
-    this.expire(now);
-    let key: string;
-    try {
-      key = normalizeIP(ip);
-    } catch {
-      key = ip;
-    }
-    const w = this.windows.get(key);
-    if (w && now - w.start < 60_000 && now >= w.start) {
-      w.count++;
-      return w.count <= this.perMinute;
-    }
-    this.windows.delete(key);
-    this.windows.set(key, { start: now, count: 1 });
-    if (this.windows.size > this.max) this.windows.delete(this.windows.keys().next().value!);
-    return true;
-  }
-
-  private expire(now: number): void {
-    for (const [key, w] of this.windows) {
-      if (now - w.start < 60_000 && now >= w.start) break;
-      this.windows.delete(key);
-    }
+    return !this.counts || !ip || this.counts.allow(ipKey(ip), now);
   }
 }
