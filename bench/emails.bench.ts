@@ -55,6 +55,7 @@ import {
   runBench,
   seedContacts,
   sendingEnv,
+  startChild,
   startServer,
   startSmtpSink,
   stopChild,
@@ -112,6 +113,7 @@ function parseOptions() {
       'smtp-connections': { type: 'string' },
       'cpu-prof': { type: 'string' },
       'floor-commit': { type: 'string' },
+      'worker-process': { type: 'boolean' },
       pg: { type: 'boolean' },
       'database-url': { type: 'string' },
     },
@@ -135,6 +137,8 @@ function parseOptions() {
         '  --cpu-prof DIR        run formcast serve with node --cpu-prof, its profiles (one per thread) in DIR/<part>',
         '  --floor-commit MODE   accept: the floor commits its requests in groups (group, the default, as Formcast does)',
         '                        or each in a transaction of its own (each, the floor before Formcast grouped them)',
+        '  --worker-process      e2e: `formcast serve` without its worker (SERVE_WORKER=false) and `formcast worker` in a',
+        '                        process of its own, on the same database (docs/deployment.md), for the emails and the broadcast',
       ],
     },
   );
@@ -161,6 +165,7 @@ function parseOptions() {
     receipts: positiveInt('receipts', values.receipts, 20),
     smtpConnections: positiveInt('smtp-connections', values['smtp-connections'], 5),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
+    workerProcess: Boolean(values['worker-process']),
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -481,7 +486,23 @@ async function runE2e(opts: Options, sink: Sink) {
   );
   const { workspaceId, apiKey } = await createSendingWorkspace(env, DOMAIN);
   await seedContacts(database, workspaceId, n);
-  const server = await startServer('formcast serve', [...profiling(opts, 'e2e'), 'bin/formcast', 'serve'], env);
+  // --worker-process: the API in one process, the worker in another (each its own main thread).
+  const server = await startServer(
+    'formcast serve',
+    [...profiling(opts, 'e2e'), 'bin/formcast', 'serve'],
+    opts.workerProcess ? { ...env, SERVE_WORKER: 'false' } : env,
+  );
+  // On SQLite `formcast worker` runs only beside a server without its own (both SERVE_WORKER=false).
+  const worker = opts.workerProcess
+    ? (
+        await startChild(
+          'formcast worker',
+          [...profiling(opts, 'e2e'), 'bin/formcast', 'worker'],
+          { ...env, SERVE_WORKER: 'false' },
+          /worker started/,
+        )
+      ).child
+    : null;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   try {
     // The emails: N requests at --connections clients, each to its own address.
@@ -569,8 +590,10 @@ async function runE2e(opts: Options, sink: Sink) {
       ratio,
       ok: complete(emails) && complete(broadcast) && recorded && status === 'SENT',
       loadAvg1m: os.loadavg()[0]!,
+      workerProcess: opts.workerProcess,
     };
   } finally {
+    if (worker) await stopChild(worker);
     await stopChild(server.child);
   }
 }
@@ -768,7 +791,7 @@ function report(
     ];
     out.push(
       '',
-      `2. e2e: ${fmt(opts.emails)} emails over the API (${opts.connections} connections, each to its own address) vs one broadcast to ${fmt(opts.emails)} contacts;`,
+      `2. e2e: ${fmt(opts.emails)} emails over the API (${opts.connections} connections, each to its own address) vs one broadcast to ${fmt(opts.emails)} contacts${opts.workerProcess ? ' (formcast serve without its worker, and formcast worker in a process of its own)' : ''};`,
       `   formcast serve (worker in-process, ${db}, SMTP pool ${opts.smtpConnections}), the same server and SMTP sink`,
       '',
       ...table(
