@@ -24,11 +24,12 @@ const ARGS = [
   // omnibox's and its "AI mode" one) in a renderer of their own, ~1 s of CPU that no test uses.
   //
   // IsolateSandboxedIframes: Chromium 15x puts every `sandbox` iframe without allow-same-origin (the email editor's
-  // preview) in a process of its own, and under playwright such a frame, once in a while, was never laid out: its
-  // document stayed 0×0 (every element "hidden") until the iframe's size changed, while a probe frame added beside it
-  // was laid out at once. It made the editor's preview tests fail one run in two on one checkout, never in a page
-  // built to reproduce it outside the console. With the feature off the frame runs in the page's process; the sandbox
-  // (no script, an opaque origin) is the same.
+  // preview) in a process of its own, and such a frame made after a test's page.route answered a request was at times
+  // never laid out: its document stayed 0×0 (every element "hidden") until the iframe's size changed, while a probe
+  // frame added beside it was laid out at once. It failed the editor's preview tests one run in two on one checkout.
+  // Not seen without request interception (the preview failing on bad Liquid and coming back, 8 times of 8), nor in a
+  // page built to reproduce it. With the feature off the frame runs in the page's process; the sandbox (no script, an
+  // opaque origin) is the same.
   '--disable-features=WebUIOmniboxPopup,PreloadTopChromeWebUI,OmniboxAimPopup,AiModeOmniboxEntryPoint,WebUIOmniboxAimPopup,IsolateSandboxedIframes',
 ];
 
