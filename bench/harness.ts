@@ -165,7 +165,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 function spawnNode(args: string[], env: NodeJS.ProcessEnv, ipc = false) {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env,
+    // bin/formcast refuses to run from its sources (a source edited since `npm run build`): the figures are the build's.
+    env: { ...env, FORMCAST_REQUIRE_BUILD: '1' },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { cumulativeStdNormalProbability } from 'simple-statistics';
-import type { AbSelection } from '../deliveries/store.js';
+import type { AbSelection, MaterializationJob } from '../deliveries/store.js';
 import type { AbTest, Broadcast } from './broadcasts.schemas.js';
 
 /**
@@ -149,10 +149,7 @@ export function variantOf(
  */
 export function abBatch<R extends { contactId: string }>(
   broadcastId: string,
-  ab:
-    | { variants: readonly string[]; testPercent: number; winner: string | null; selection?: AbSelection | null }
-    | null
-    | undefined,
+  ab: MaterializationJob['ab'],
   rows: readonly R[],
 ): (R & { variant?: string | null; group?: 'TEST' | 'REST' | null })[] {
   if (!ab) return [...rows];
