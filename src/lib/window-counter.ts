@@ -15,13 +15,20 @@ export class WindowCounter {
 
   /** Counts a hit of `key` at `now` (ms); false when the key is over its limit in its window. */
   allow(key: string, now: number): boolean {
+    return this.hit(key, now) === 0;
+  }
+
+  /** Counts a hit of `key` at `now` (ms); 0 when it is within the limit, else the ms until the key's window ends. */
+  hit(key: string, now: number): number {
     this.expire(now);
-    const w = this.windows.get(key);
-    if (w && this.current(w, now)) return ++w.count <= this.limit;
-    this.windows.delete(key);
-    this.windows.set(key, { start: now, count: 1 });
-    if (this.windows.size > this.max) this.windows.delete(this.windows.keys().next().value!);
-    return this.limit >= 1;
+    let w = this.windows.get(key);
+    if (!w || !this.current(w, now)) {
+      this.windows.delete(key);
+      w = { start: now, count: 0 };
+      this.windows.set(key, w);
+      if (this.windows.size > this.max) this.windows.delete(this.windows.keys().next().value!);
+    }
+    return ++w.count <= this.limit ? 0 : w.start + this.windowMs - now;
   }
 
   private current(w: { start: number }, now: number): boolean {

@@ -27,6 +27,13 @@ describe('WindowCounter', () => {
     expect(c.allow('c', 4)).toBe(false);
   });
 
+  it('says how long until the window of a key over its limit ends', () => {
+    const c = new WindowCounter(1, 60_000);
+    expect(c.hit('a', 1000)).toBe(0);
+    expect(c.hit('a', 11_000)).toBe(50_000);
+    expect(c.hit('a', 61_000)).toBe(0);
+  });
+
   it('a limit of 0 allows nothing', () => {
     expect(new WindowCounter(0).allow('a', 0)).toBe(false);
   });

@@ -70,7 +70,6 @@ export interface BroadcastFinish {
   counts: { total: number; byStatus: Partial<Record<DeliveryStatus, number>>; outboxed: number };
 }
 
-/** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */
 /**
  * Who is in an A/B broadcast's test share, and with which variant: what broadcasts.ab.ts selectTestShare chooses and
  * the broadcast stores (`ab_selection`; the fields are explained there). Here because the materialisation job carries it.
@@ -81,6 +80,7 @@ export interface AbSelection {
   cuts: string[];
 }
 
+/** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */
 export interface MaterializationJob {
   broadcastId: string;
   workspaceId: string;

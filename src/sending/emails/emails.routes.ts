@@ -3,6 +3,7 @@ import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';
 import type { EmailsService } from './emails.service.js';
+import { WindowCounter } from '../../lib/window-counter.js';
 import {
   EmailDetailSchema,
   EmailEventsSchema,
@@ -24,17 +25,12 @@ export const DEFAULT_EMAILS_RATE_LIMIT = 600;
  * counts its own). Counted after authentication, before the body is checked: refused requests count too.
  */
 function emailsRateLimit(perMinute: number) {
-  const windows = new Map<string, { start: number; count: number }>();
+  const windows = new WindowCounter(perMinute, 60_000, 10_000);
   return (caller: string, now = Date.now()) => {
     if (perMinute <= 0) return;
-    let w = windows.get(caller);
-    if (!w || now - w.start >= 60_000) {
-      if (windows.size > 10_000) windows.clear();
-      w = { start: now, count: 0 };
-      windows.set(caller, w);
-    }
-    if (++w.count > perMinute) {
-      const after = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+    const waitMs = windows.hit(caller, now);
+    if (waitMs > 0) {
+      const after = Math.max(1, Math.ceil(waitMs / 1000));
       throw new DomainError(
         'rate_limited',
         `at most ${perMinute} emails a minute per API key; retry after ${after} s (EMAILS_RATE_LIMIT)`,
