@@ -89,6 +89,8 @@ export function buildPipeline(
       batchSize: config.worker.batchSize,
       // Writing a large audience leaves the send most of the thread (bench:send --million; docs/sending.md).
       materializeShare: 0.1,
+      // and no further ahead of it than ~10-25 s of sending: its cost spread over the whole send (docs/sending.md).
+      materializeLead: Math.max(20_000, 10 * config.worker.batches * config.worker.batchSize),
       leaseMs: config.worker.leaseMs,
       maxAttempts: config.worker.maxAttempts,
       backoffBaseMs: config.worker.backoffBaseMs,

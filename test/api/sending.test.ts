@@ -200,6 +200,54 @@ describeApi('sending broadcasts', (h) => {
     expect((await status(ws, broadcast.id)).status).toBe('SENT');
   });
 
+  it('while sending is busy, the audience is written no further ahead of sending than the lead; then every recipient once', async () => {
+    const pauses: number[] = [];
+    const original = sending.pipeline;
+    sending.pipeline = sending.build({
+      materializeBatch: 20,
+      batchSize: 5,
+      materializeLead: 30,
+      pause: async (ms) => void pauses.push(ms),
+    });
+    onTestFinished(async () => {
+      await sending.pipeline.close();
+      sending.pipeline = original;
+    });
+    const { ws, broadcast } = await setup();
+    for (let i = 0; i < 90; i++) await insertContact(h, ws, { email: `lead${i}@example.com`, firstName: `L${i}` });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
+    const queued = async () =>
+      Number(
+        (
+          await h.db.kysely
+            .selectFrom('deliveries')
+            .select((e) => e.fn.countAll().as('n'))
+            .where('workspace_id', '=', ws.id)
+            .where('broadcast_id', '=', broadcast.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    // Nothing due yet: the first slices are written back to back, past the lead.
+    expect(await sending.pipeline.materialize(2)).toBe(40);
+    expect(pauses).toEqual([]);
+    // A full claim: sending is busy, and 35 written beyond what was claimed is past the lead of 30: no slice, waits.
+    expect(await sending.pipeline.sendBatch()).toBe(5);
+    expect(await sending.pipeline.materialize(3)).toBe(0);
+    expect(pauses).toEqual([1000, 1000, 1000]);
+    expect(await queued()).toBe(40);
+    // Two more batches sent: the lead is 25, so one slice is written, and then it waits again.
+    expect(await sending.pipeline.sendBatch()).toBe(5);
+    expect(await sending.pipeline.sendBatch()).toBe(5);
+    pauses.length = 0;
+    expect(await sending.pipeline.materialize(2)).toBe(20);
+    expect(pauses).toEqual([1000]);
+    expect(await queued()).toBe(60);
+    await sending.drain();
+    const got = sending.smtp.received.map((m) => m.to).sort();
+    expect(got).toEqual(Array.from({ length: 90 }, (_, i) => `lead${i}@example.com`).sort());
+    expect((await status(ws, broadcast.id)).status).toBe('SENT');
+  });
+
   it('send needs a complete broadcast (422 broadcast_incomplete) and changes nothing', async () => {
     const ws = await h.workspace();
     const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Empty' })).json();

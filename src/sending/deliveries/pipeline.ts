@@ -61,6 +61,15 @@ export interface PipelineOptions {
    * than they are sent. When nothing is due (a send's first seconds, or sending caught up), they are back to back.
    */
   materializeShare?: number;
+  /**
+   * While sending is busy and this process has written at least this many recipients more than its batches have
+   * claimed (the queue's lead), the next slice waits (MAX_MATERIALIZE_PAUSE_MS at a time): the audience is written about as
+   * fast as it is sent, its cost spread over the whole send instead of weighing on its first minutes (on PostgreSQL at a
+   * tenth of the time, a 200,000-recipient send went at ~0.75× its later rate for the 250 s its audience took to write;
+   * bench/README.md, "bench:send"). Unset: no such wait. Another worker's claims are not counted: a lead that is
+   * smaller than this process thinks runs out, sending is no longer busy, and the slices go back to back.
+   */
+  materializeLead?: number;
   /** How the pause between two slices is waited (a timer; tests give one that records). */
   pause?: (ms: number) => Promise<void>;
   /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
@@ -134,6 +143,9 @@ export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
   /** When a claim of the broadcasts' lane last came back full (more was due than a batch takes): sending is busy. */
   private lastFullClaim = Number.NEGATIVE_INFINITY;
+  /** Recipients this process's materializer wrote, and deliveries its broadcasts' lane claimed (materializeLead). */
+  private writtenRows = 0;
+  private claimedRows = 0;
   /** When a claim of each lane last looked for expired leases first. */
   private readonly lastLapsedLook = new Map<'all' | 'transactional', number>();
   private readonly destinations: DestinationResolver;
@@ -187,6 +199,12 @@ export class DeliveryPipeline {
         if (!this.materializing) return written;
       }
       const job = this.materializing;
+      // Far enough ahead of sending (materializeLead): wait rather than write.
+      const lead = this.opts.materializeLead;
+      if (lead !== undefined && this.sendingBusy() && this.writtenRows - this.claimedRows >= lead) {
+        await (this.opts.pause ?? sleep)(MAX_MATERIALIZE_PAUSE_MS);
+        continue;
+      }
       // Writing an audience is part of sending, for the heap as for the rest (onBatch).
       this.opts.onBatch?.();
       const started = performance.now();
@@ -198,6 +216,7 @@ export class DeliveryPipeline {
         iso(now + this.opts.leaseMs),
       );
       written += slice.written;
+      this.writtenRows += slice.written;
       if (slice.state !== 'more') {
         if (slice.state === 'done') this.log.info({ broadcastId: job.broadcastId }, 'audience materialised');
         if (slice.finished) this.logFinished(job.workspaceId, job.broadcastId, slice.finished);
@@ -240,6 +259,7 @@ export class DeliveryPipeline {
       { lapsed: lapsedNow },
     );
     if (!claimed.length) return 0;
+    if (!transactionalOnly) this.claimedRows += claimed.length;
     if (!transactionalOnly && claimed.length >= this.opts.batchSize) this.lastFullClaim = performance.now();
     this.opts.onBatch?.();
     const renew = setInterval(
