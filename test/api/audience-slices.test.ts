@@ -259,6 +259,62 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     expect(await delivered()).toEqual([]);
   });
 
+  it('PostgreSQL: a batch fetched ahead outlives its read (idle or aged) for the next take(), but a short one is read again', async ({
+    skip,
+  }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { k, now, expected } = await setup();
+    const job = (await new SqlDeliveryStore(h.db).claimAudience(
+      'k',
+      now,
+      new Date(Date.now() + 60_000).toISOString(),
+    ))!;
+    const { db, settled, close } = await ownPool(1);
+    try {
+      // Idle after each batch: its read ends (the connection given back) before the next take().
+      const reader = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 20 });
+      const first = await reader.take();
+      expect(first.rows.map((r) => r.contactId)).toEqual(expected.slice(0, 50));
+      await settled(['idle']);
+      // A recipient of the batch fetched ahead, deleted now: the kept batch, read before, still has them (the
+      // insert checks each contact, and the send each recipient, again).
+      const gone = expected[60]!;
+      await k.deleteFrom('contacts').where('id', '=', gone).execute();
+      const second = await reader.take();
+      expect(second.rows.map((r) => r.contactId)).toEqual(expected.slice(50, 100));
+      // The next take() reads anew from the position: the deleted contact is not read again, and the rest follow.
+      const rest = await takeTheRest(reader);
+      expect(rest).toEqual(expected.slice(100));
+      await reader.close();
+
+      // The audience's last, short batch fetched ahead by a read that ended is read again, with what joined since.
+      const tail = new AudienceReader(db.kysely, job, 50, expected.at(-80)!, { maxReadMs: 60_000, idleMs: 20 });
+      expect((await tail.take()).rows.map((r) => r.contactId)).toEqual(expected.slice(-79, -29));
+      await settled(['idle']);
+      const late = newId('ct');
+      await k
+        .insertInto('contacts')
+        .values({
+          id: late,
+          workspace_id: job.workspaceId,
+          email: 'late-tail@example.com',
+          first_name: null,
+          last_name: null,
+          properties: '{}',
+          status: 'SUBSCRIBED',
+          created_at: now,
+          updated_at: now,
+        } as never)
+        .execute();
+      const end = await tail.take();
+      expect(end.rows.map((r) => r.contactId)).toEqual([...expected.slice(-29), late]);
+      expect(end.next).toBeNull();
+      await tail.close();
+    } finally {
+      await close();
+    }
+  });
+
   /** The contacts of every batch the reader has left, in order. */
   async function takeTheRest(reader: AudienceReader): Promise<string[]> {
     const ids: string[] = [];

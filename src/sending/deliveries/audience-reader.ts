@@ -45,8 +45,9 @@ interface Read {
  * The cursor and its statements are deliveries.batch-sql.ts's (declareAudienceCursor,
  * fetchAudienceCursor), on a connection held for the read (db/held-connection.ts).
  *
- * A read gives batches for `maxReadMs` (then the next batch opens a new one from the position reached, with a snapshot
- * of that moment: contacts that joined since are in it) and is closed after `idleMs` without a batch taken, or by
+ * A read gives batches for `maxReadMs` (then, after the batch it fetched ahead, the next batch opens a new one from the
+ * position reached, with a snapshot of that moment: contacts that joined since are in it) and is closed after `idleMs`
+ * without a batch taken (its batch fetched ahead kept for the next take(), see `ahead`), or by
  * close(): a reader dropped by its job (the lease lost, the job abandoned, an error) never holds a connection or a
  * snapshot for long. One FETCH over a sparse audience can itself take a while (it reads contacts until it has a
  * batch): the read, and close(), wait for it.
@@ -57,8 +58,12 @@ interface Read {
  */
 export class AudienceReader {
   private read: Read | null = null;
-  /** The next batch of the current read, fetched ahead. */
-  private ahead: Promise<Row[]> | null = null;
+  /**
+   * The next batch, fetched ahead by the current read, or by one since ended (aged or idle; its rows are kept for
+   * maxReadMs from the FETCH: a send that writes its audience as it goes takes a batch every second or two, and would
+   * otherwise throw away, and read again, every batch fetched ahead).
+   */
+  private ahead: { rows: Promise<Row[]>; at: number } | null = null;
   private idle: NodeJS.Timeout | null = null;
   private taking = false;
   private closed = false;
@@ -88,7 +93,20 @@ export class AudienceReader {
 
   private async next(): Promise<AudienceBatch> {
     this.clearIdle();
-    if (this.read && Date.now() - this.read.openedAt > this.options.maxReadMs) this.endRead();
+    if (this.read && Date.now() - this.read.openedAt > this.options.maxReadMs) this.endRead(true);
+    if (!this.read && this.ahead) {
+      // A batch an ended read fetched ahead: taken if recent and full (a short one, the audience's end in that read's
+      // snapshot, is read again: contacts may have joined since); the next take() opens a new read.
+      const ahead = this.ahead;
+      this.ahead = null;
+      if (Date.now() - ahead.at <= this.options.maxReadMs) {
+        const rows = await ahead.rows.catch(() => null);
+        if (rows && rows.length === this.maxRows) {
+          this.position = rows.at(-1)!.contactId;
+          return { rows, next: this.position };
+        }
+      }
+    }
     if (!this.read) {
       const opened = await this.open(this.position);
       // Closed while it opened: let it go at once.
@@ -102,7 +120,7 @@ export class AudienceReader {
     const read = this.read;
     let rows: Row[];
     try {
-      rows = await (this.ahead ?? read.fetch());
+      rows = await (this.ahead?.rows ?? read.fetch());
     } catch (err) {
       this.endRead();
       throw err;
@@ -116,10 +134,10 @@ export class AudienceReader {
     this.position = rows.at(-1)!.contactId;
     // Read on ahead, unless the read was ended meanwhile (close()): then the next take() reads anew from the position.
     if (this.read === read) {
-      this.ahead = read.fetch();
+      this.ahead = { rows: read.fetch(), at: Date.now() };
       // Awaited by the next take(), or never (the reader dropped): a failure is take()'s to report.
-      this.ahead.catch(() => undefined);
-      this.idle = setTimeout(() => this.endRead(), this.options.idleMs);
+      this.ahead.rows.catch(() => undefined);
+      this.idle = setTimeout(() => this.endRead(true), this.options.idleMs);
       this.idle.unref();
     }
     return { rows, next: this.position };
@@ -140,10 +158,11 @@ export class AudienceReader {
     this.idle = null;
   }
 
-  private endRead(): Promise<void> {
+  /** `keepAhead`: the batch the read fetched ahead stays for the next take() (see `ahead`). */
+  private endRead(keepAhead = false): Promise<void> {
     const read = this.read;
     this.read = null;
-    this.ahead = null;
+    if (!keepAhead) this.ahead = null;
     return read ? read.end().catch(() => undefined) : Promise.resolve();
   }
 
