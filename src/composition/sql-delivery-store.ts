@@ -34,7 +34,7 @@ import {
 } from '../sending/deliveries/deliveries.batch-sql.js';
 import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
 import { emailPartsForSending } from '../sending/emails/emails.repository.js';
-import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
+import { claimDeliveries, countQueued, renewLeases } from '../sending/deliveries/deliveries.repository.js';
 import type {
   AttemptOutcome,
   BroadcastFinish,
@@ -85,7 +85,8 @@ type PerMessageWrite =
  * How long a batch of hand-offs and outcomes waits for more: on SQLite 3 ms (a commit costs more than a delivery's
  * change; waiting 3 ms made about a third of the commits, longer waits slowed the lanes down). On PostgreSQL, none: a
  * batch starts at the end of the turn, the units that come while it is written make the next one, and a lane's wait is
- * the rate's bound there. The measurements: bench/README.md, "Sending: design notes".
+ * the rate's bound there. The measurements: bench/README.md, "Sending: design notes" (and "Fewer, larger commits",
+ * 2026-12-01: a commit's cost follows the pages it writes, so fewer commits saved little).
  */
 const WRITE_LINGER_MS = { sqlite: 3, postgres: 0 } as const;
 
@@ -196,6 +197,10 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   startDueBroadcasts(now: string) {
     return this.db.kysely.transaction().execute((trx) => broadcasts.startDueBroadcasts(trx, now));
+  }
+
+  queuedAhead(workspaceId: string, broadcastId: string, atMost: number) {
+    return countQueued(this.db.kysely, workspaceId, broadcastId, atMost);
   }
 
   claimAudience(owner: string, now: string, leaseUntil: string) {

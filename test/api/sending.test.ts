@@ -8,6 +8,7 @@ import { expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
 import { createRenderer } from '../../src/sending/deliveries/send-threads.js';
 import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
+import { countQueued } from '../../src/sending/deliveries/deliveries.repository.js';
 import { createMailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
@@ -200,13 +201,14 @@ describeApi('sending broadcasts', (h) => {
     expect((await status(ws, broadcast.id)).status).toBe('SENT');
   });
 
-  it('while sending is busy, the audience is written no further ahead of sending than the lead; then every recipient once', async () => {
+  it('while sending is busy, the audience is written no further ahead of sending (any worker) than the lead; then every recipient once', async () => {
     const pauses: number[] = [];
     const original = sending.pipeline;
     sending.pipeline = sending.build({
       materializeBatch: 20,
       batchSize: 5,
       materializeLead: 30,
+      leadCountEveryMs: 0,
       pause: async (ms) => void pauses.push(ms),
     });
     onTestFinished(async () => {
@@ -235,9 +237,16 @@ describeApi('sending broadcasts', (h) => {
     expect(await sending.pipeline.materialize(3)).toBe(0);
     expect(pauses).toEqual([1000, 1000, 1000]);
     expect(await queued()).toBe(40);
-    // Two more batches sent: the lead is 25, so one slice is written, and then it waits again.
-    expect(await sending.pipeline.sendBatch()).toBe(5);
-    expect(await sending.pipeline.sendBatch()).toBe(5);
+    // The lead as the store counts it: this workspace's QUEUED deliveries of the broadcast, up to the limit; none of another's.
+    expect(await countQueued(h.db.kysely, ws.id, broadcast.id, 100)).toBe(35);
+    expect(await countQueued(h.db.kysely, ws.id, broadcast.id, 10)).toBe(10);
+    expect(await countQueued(h.db.kysely, (await h.workspace()).id, broadcast.id, 100)).toBe(0);
+    // Two more batches sent, by another worker: the lead is 25 (counted in the database: this process's own counts
+    // would say 35), so one slice is written, and then it waits again.
+    const other = sending.build({ batchSize: 5 });
+    onTestFinished(() => other.close());
+    expect(await other.sendBatch()).toBe(5);
+    expect(await other.sendBatch()).toBe(5);
     pauses.length = 0;
     expect(await sending.pipeline.materialize(2)).toBe(20);
     expect(pauses).toEqual([1000]);

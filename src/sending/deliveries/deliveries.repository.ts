@@ -241,6 +241,32 @@ export async function breakerCounts(
   return { final: Number(r?.final ?? 0), hardBounced: Number(r?.hard ?? 0), complained: Number(r?.complained ?? 0) };
 }
 
+/**
+ * How many of the broadcast's deliveries wait in the queue (QUEUED), counted up to `atMost` (a range of
+ * `deliveries_broadcast`): how far its audience's writing is ahead of sending (the pipeline's materializeLead).
+ */
+export async function countQueued(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  atMost: number,
+): Promise<number> {
+  const row = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('deliveries')
+        .select('id')
+        .where('broadcast_id', '=', broadcastId)
+        .where('status', '=', 'QUEUED')
+        .where('workspace_id', '=', workspaceId)
+        .limit(atMost)
+        .as('queued'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Deliveries of the broadcast that a worker is handing to the transport right now. */
 export async function countInFlight(
   db: Executor,

@@ -62,14 +62,17 @@ export interface PipelineOptions {
    */
   materializeShare?: number;
   /**
-   * While sending is busy and this process has written at least this many recipients more than its batches have
-   * claimed (the queue's lead), the next slice waits (MAX_MATERIALIZE_PAUSE_MS at a time): the audience is written about as
-   * fast as it is sent, its cost spread over the whole send instead of weighing on its first minutes (on PostgreSQL at a
-   * tenth of the time, a 200,000-recipient send went at ~0.75× its later rate for the 250 s its audience took to write;
-   * bench/README.md, "bench:send"). Unset: no such wait. Another worker's claims are not counted: a lead that is
-   * smaller than this process thinks runs out, sending is no longer busy, and the slices go back to back.
+   * While sending is busy and at least this many of the broadcast's deliveries wait in the queue (the lead), the next
+   * slice waits (MAX_MATERIALIZE_PAUSE_MS at a time): the audience is written about as fast as it is sent, its cost
+   * spread over the whole send instead of weighing on its first minutes (on PostgreSQL at a tenth of the time, a
+   * 200,000-recipient send went at ~0.75× its later rate for the 250 s its audience took to write; bench/README.md,
+   * "bench:send"). Unset: no such wait. Every worker's claims are counted in the database (the broadcast's QUEUED
+   * deliveries, at most every 5 s; this process's own writes and claims in between), so with several workers the lead
+   * holds as with one.
    */
   materializeLead?: number;
+  /** How often that lead is counted in the database (default LEAD_COUNT_EVERY_MS; tests: 0, every time). */
+  leadCountEveryMs?: number;
   /** How the pause between two slices is waited (a timer; tests give one that records). */
   pause?: (ms: number) => Promise<void>;
   /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
@@ -112,6 +115,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** How long after a full claim sending counts as busy (materializeShare), and the longest pause between two slices. */
 const BUSY_MS = 2_000;
 const MAX_MATERIALIZE_PAUSE_MS = 1_000;
+/** How often the queue's lead is counted in the database while the audience's writing waits on it (materializeLead). */
+const LEAD_COUNT_EVERY_MS = 5_000;
 const LAPSED_EVERY_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -146,6 +151,9 @@ export class DeliveryPipeline {
   /** Recipients this process's materializer wrote, and deliveries its broadcasts' lane claimed (materializeLead). */
   private writtenRows = 0;
   private claimedRows = 0;
+  /** The queue's lead as last counted in the database, and this process's counts then (aheadOf). */
+  private leadCount: { at: number; broadcastId: string; queued: number; written: number; claimed: number } | null =
+    null;
   /** When a claim of each lane last looked for expired leases first. */
   private readonly lastLapsedLook = new Map<'all' | 'transactional', number>();
   private readonly destinations: DestinationResolver;
@@ -201,7 +209,7 @@ export class DeliveryPipeline {
       const job = this.materializing;
       // Far enough ahead of sending (materializeLead): wait rather than write.
       const lead = this.opts.materializeLead;
-      if (lead !== undefined && this.sendingBusy() && this.writtenRows - this.claimedRows >= lead) {
+      if (lead !== undefined && this.sendingBusy() && (await this.aheadOf(job, lead)) >= lead) {
         await (this.opts.pause ?? sleep)(MAX_MATERIALIZE_PAUSE_MS);
         continue;
       }
@@ -229,6 +237,32 @@ export class DeliveryPipeline {
       }
     }
     return written;
+  }
+
+  /**
+   * How far the writing of this job's audience is ahead of sending: the broadcast's QUEUED deliveries, counted in the
+   * database at most every LEAD_COUNT_EVERY_MS (every worker's claims are in it), moved on meanwhile by what this
+   * process wrote and claimed since. A store that cannot count: this process's own counts alone.
+   */
+  private async aheadOf(job: MaterializationJob, lead: number): Promise<number> {
+    const last = this.leadCount;
+    const fresh =
+      last &&
+      last.broadcastId === job.broadcastId &&
+      performance.now() - last.at < (this.opts.leadCountEveryMs ?? LEAD_COUNT_EVERY_MS);
+    if (!fresh && this.store.queuedAhead) {
+      const queued = await this.store.queuedAhead(job.workspaceId, job.broadcastId, lead);
+      this.leadCount = {
+        at: performance.now(),
+        broadcastId: job.broadcastId,
+        queued,
+        written: this.writtenRows,
+        claimed: this.claimedRows,
+      };
+    }
+    const base = this.leadCount?.broadcastId === job.broadcastId ? this.leadCount : null;
+    if (!base) return this.writtenRows - this.claimedRows;
+    return base.queued + (this.writtenRows - base.written) - (this.claimedRows - base.claimed);
   }
 
   /** A claim of the broadcasts' lane came back full within the last BUSY_MS: deliveries are waiting to be sent. */
