@@ -426,7 +426,10 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     const reader = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
     try {
       const seen = (await reader.take()).rows.map((r) => r.contactId);
-      // The next batch read ahead: the connection waits between batches, in its transaction.
+      // The next batch read ahead, to its end (the reader's own promise of it: the connection's state alone is also
+      // 'idle in transaction' between the first FETCH and the one ahead, and a kill then failed the wrong take() in CI).
+      await (reader as unknown as { ahead: { rows: Promise<unknown> } | null }).ahead?.rows;
+      // The connection waits between batches, in its transaction.
       await waitFor(
         'the batch read ahead',
         10_000,
