@@ -236,20 +236,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     seen.push(...first.rows.map((r) => r.contactId));
     // A contact that joins after the first read, newer than every other (in the segment: its email contains "@").
     const late = newId('ct');
-    await k
-      .insertInto('contacts')
-      .values({
-        id: late,
-        workspace_id: job.workspaceId,
-        email: 'late@example.com',
-        first_name: null,
-        last_name: null,
-        properties: '{}',
-        status: 'SUBSCRIBED',
-        created_at: now,
-        updated_at: now,
-      } as never)
-      .execute();
+    await insertLateContact(late, job.workspaceId, 'late@example.com', now);
     for (let batch = first; batch.next !== null;) {
       batch = await reader.take();
       seen.push(...batch.rows.map((r) => r.contactId));
@@ -264,11 +251,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
   }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { k, now, expected } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience(
-      'k',
-      now,
-      new Date(Date.now() + 60_000).toISOString(),
-    ))!;
+    const job = await claimJob('k', now);
     const { db, settled, close } = await ownPool(1);
     try {
       // Idle after each batch: its read ends (the connection given back) before the next take().
@@ -292,20 +275,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       expect((await tail.take()).rows.map((r) => r.contactId)).toEqual(expected.slice(-79, -29));
       await settled(['idle']);
       const late = newId('ct');
-      await k
-        .insertInto('contacts')
-        .values({
-          id: late,
-          workspace_id: job.workspaceId,
-          email: 'late-tail@example.com',
-          first_name: null,
-          last_name: null,
-          properties: '{}',
-          status: 'SUBSCRIBED',
-          created_at: now,
-          updated_at: now,
-        } as never)
-        .execute();
+      await insertLateContact(late, job.workspaceId, 'late-tail@example.com', now);
       const end = await tail.take();
       expect(end.rows.map((r) => r.contactId)).toEqual([...expected.slice(-29), late]);
       expect(end.next).toBeNull();
@@ -314,6 +284,29 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       await close();
     }
   });
+
+  /** The audience's job, its lease taken by `owner` for a minute. */
+  async function claimJob(owner: string, now: string) {
+    return (await new SqlDeliveryStore(h.db).claimAudience(owner, now, new Date(Date.now() + 60_000).toISOString()))!;
+  }
+
+  /** A contact that joins now, newer than every other (in the segment: its email contains "@"). */
+  async function insertLateContact(id: string, workspaceId: string, email: string, now: string) {
+    await h.db.kysely
+      .insertInto('contacts')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        email,
+        first_name: null,
+        last_name: null,
+        properties: '{}',
+        status: 'SUBSCRIBED',
+        created_at: now,
+        updated_at: now,
+      } as never)
+      .execute();
+  }
 
   /** The contacts of every batch the reader has left, in order. */
   async function takeTheRest(reader: AudienceReader): Promise<string[]> {
@@ -363,11 +356,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
   }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { now } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience(
-      'i',
-      now,
-      new Date(Date.now() + 60_000).toISOString(),
-    ))!;
+    const job = await claimJob('i', now);
     // A pool of one connection: a read that kept it would leave the probes below waiting for ever.
     const { db, states, settled, close } = await ownPool(1);
     const probe = () =>
@@ -395,11 +384,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
   }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { k, now, expected } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience(
-      't',
-      now,
-      new Date(Date.now() + 60_000).toISOString(),
-    ))!;
+    const job = await claimJob('t', now);
     const reader = new AudienceReader(k, job, 50, null);
     try {
       const first = reader.take();
@@ -417,11 +402,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
   }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { now, expected } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience(
-      'k',
-      now,
-      new Date(Date.now() + 60_000).toISOString(),
-    ))!;
+    const job = await claimJob('k', now);
     const { db, pids, states, close } = await ownPool(1);
     const reader = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
     try {

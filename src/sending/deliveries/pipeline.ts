@@ -242,7 +242,7 @@ export class DeliveryPipeline {
   /**
    * How far the writing of this job's audience is ahead of sending: the broadcast's QUEUED deliveries, counted in the
    * database at most every LEAD_COUNT_EVERY_MS (every worker's claims are in it), moved on meanwhile by what this
-   * process wrote and claimed since. A store that cannot count: this process's own counts alone.
+   * process wrote and claimed since.
    */
   private async aheadOf(job: MaterializationJob, lead: number): Promise<number> {
     const last = this.leadCount;
@@ -250,7 +250,7 @@ export class DeliveryPipeline {
       last &&
       last.broadcastId === job.broadcastId &&
       performance.now() - last.at < (this.opts.leadCountEveryMs ?? LEAD_COUNT_EVERY_MS);
-    if (!fresh && this.store.queuedAhead) {
+    if (!fresh) {
       const queued = await this.store.queuedAhead(job.workspaceId, job.broadcastId, lead);
       this.leadCount = {
         at: performance.now(),
@@ -260,8 +260,7 @@ export class DeliveryPipeline {
         claimed: this.claimedRows,
       };
     }
-    const base = this.leadCount?.broadcastId === job.broadcastId ? this.leadCount : null;
-    if (!base) return this.writtenRows - this.claimedRows;
+    const base = this.leadCount!;
     return base.queued + (this.writtenRows - base.written) - (this.claimedRows - base.claimed);
   }
 

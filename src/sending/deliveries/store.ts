@@ -14,11 +14,8 @@ export interface DeliveryStore {
   startDueBroadcasts(now: string): Promise<{ id: string; workspaceId: string }[]>;
   /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
   claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
-  /**
-   * How many of the broadcast's deliveries are QUEUED, counted up to `atMost` (the pipeline's materializeLead; without
-   * it, the pipeline counts what its own process wrote and claimed).
-   */
-  queuedAhead?(workspaceId: string, broadcastId: string, atMost: number): Promise<number>;
+  /** How many of the broadcast's deliveries are QUEUED, counted up to `atMost` (the pipeline's materializeLead). */
+  queuedAhead(workspaceId: string, broadcastId: string, atMost: number): Promise<number>;
   /** Writes the next batch of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
   writeAudienceSlice(
     job: MaterializationJob,
