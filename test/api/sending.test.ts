@@ -9,6 +9,7 @@ import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/de
 import { createRenderer } from '../../src/sending/deliveries/send-threads.js';
 import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { countQueued } from '../../src/sending/deliveries/deliveries.repository.js';
+import { OPEN_STATUSES } from '../../src/sending/deliveries/deliveries.state.js';
 import { createMailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
@@ -404,6 +405,38 @@ describeApi('sending broadcasts', (h) => {
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
     await sending.drain();
     expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 0 } });
+  });
+
+  it('a broadcast is finished only once none of its deliveries is QUEUED, SENDING or PAUSED (the oldest or the newest)', async () => {
+    const { ws, broadcast } = await setup();
+    for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) await insertContact(h, ws, { email });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await sending.drain();
+    expect((await status(ws, broadcast.id)).status).toBe('SENT');
+    const k = h.db.kysely;
+    const ids = (
+      await k.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcast.id).orderBy('id').execute()
+    ).map((r) => r.id);
+    expect(ids).toHaveLength(3);
+    const setDelivery = (id: string, to: (typeof OPEN_STATUSES)[number] | 'SENT') =>
+      k.updateTable('deliveries').set({ status: to }).where('id', '=', id).execute();
+    // Whichever the open one is, the oldest or the newest (the probe looks from the newest down; the count backs it).
+    for (const open of OPEN_STATUSES)
+      for (const id of [ids[0]!, ids[2]!]) {
+        await k
+          .updateTable('broadcasts')
+          .set({ status: 'SENDING', sent_at: null })
+          .where('id', '=', broadcast.id)
+          .execute();
+        await setDelivery(id, open);
+        await sending.pipeline.sweep();
+        expect((await status(ws, broadcast.id)).status, `${open} ${id === ids[0] ? 'oldest' : 'newest'}`).toBe(
+          'SENDING',
+        );
+        await setDelivery(id, 'SENT');
+        await sending.pipeline.sweep();
+        expect((await status(ws, broadcast.id)).status).toBe('SENT');
+      }
   });
 
   it("a dead worker's expired leases: claimed first when asked, otherwise only to fill the batch", async () => {

@@ -192,6 +192,30 @@ export function materializationStep(
 // ---- completion ---------------------------------------------------------------------------------
 
 /**
+ * Whether any of the broadcast's deliveries is still open: one probe of `deliveries_broadcast` (broadcast_id, status,
+ * id) per open status, newest first. Newest first, because a send takes its deliveries oldest first: on PostgreSQL every
+ * delivery already sent left dead entries under QUEUED and SENDING (an update writes a new row version; VACUUM removes
+ * the old entries later), all at the low end of each status's range. A probe from the low end walked them all before
+ * the first live one: at a million recipients ~1,000,000 entries, 13–160 ms a probe, once a batch, from the moment the
+ * audience was all written (bench/README.md, "The minute after the audience is written"). From the high end it meets
+ * the deliveries queued last, or the batch claimed last, at once.
+ */
+async function hasOpenDelivery(db: Executor, broadcastId: string): Promise<boolean> {
+  for (const status of OPEN_STATUSES) {
+    const row = await db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('broadcast_id', '=', broadcastId)
+      .where('status', '=', status)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (row) return true;
+  }
+  return false;
+}
+
+/**
  * Finishes a SENDING broadcast whose audience is materialised and whose deliveries are all final:
  * SENT if any message went out (or there was nobody to send to), FAILED if none could be sent.
  */
@@ -220,16 +244,9 @@ export async function completeIfDone(
   // An A/B broadcast whose winner is not chosen yet has only its test share written: it stays SENDING until the
   // winner's send to the rest is complete too (docs/ab-tests.md).
   if (b.ab_test !== null && b.ab_winner === null) return undefined;
-  // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
-  // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
-  const open = await db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('broadcast_id', '=', broadcastId)
-    .where('status', 'in', OPEN_STATUSES)
-    .limit(1)
-    .executeTakeFirst();
-  if (open) return undefined;
+  // Workers call this after every batch: while deliveries are open (almost always), an index probe answers it;
+  // counting them all would cost O(audience) per batch, O(audience²) per broadcast.
+  if (await hasOpenDelivery(db, broadcastId)) return undefined;
   const counts = await countDeliveries(db, workspaceId, broadcastId);
   if (OPEN_STATUSES.some((s) => (counts.byStatus[s] ?? 0) > 0)) return undefined;
   // The broadcast state table's complete (some message went out, or there was nobody to send to) or fail.
