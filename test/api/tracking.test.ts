@@ -718,7 +718,7 @@ describeApi('engagement tracking', (h) => {
         data: e.data,
         machine: e.machine ? 1 : 0,
         url: 'url' in e ? e.url : null,
-        dispatched: workspaceId === b.id && h.dbName === 'sqlite' ? 1 : 0,
+        dispatched: workspaceId === b.id ? 1 : 0,
       })),
     );
   });

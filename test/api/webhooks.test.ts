@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { afterEach, expect, it, vi } from 'vitest';
 import { recordEvents } from '../../src/outbox/events/events.repository.js';
 import type { NewEvent } from '../../src/outbox/events/events.types.js';
@@ -13,6 +13,8 @@ import { WebhooksService } from '../../src/integrations/webhooks/webhooks.servic
 import { ROLE_SCOPES } from '../../src/access/users/roles.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
+import type { Database } from '../../src/db/schema.js';
+import { waitFor } from '../helpers/workers.js';
 
 /** An endpoint as GET, list and PUT show it (no secret); creation and rotation add `secret`. */
 const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'updatedAt', 'url'];
@@ -654,7 +656,7 @@ describeApi('webhooks', (h) => {
     expect(rows.some((r) => [b.id, off.id, foreign.id].includes(r.endpoint_id))).toBe(false);
   });
 
-  it('a workspace with no enabled endpoint: its events are not for the fan-out (written dispatched on SQLite); an endpoint created or enabled later gets the events after it, not those before', async () => {
+  it('a workspace with no enabled endpoint: its events are not for the fan-out (written dispatched); an endpoint created or enabled later gets the events after it, not those before', async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const d = dispatcher(clock.now);
@@ -667,7 +669,7 @@ describeApi('webhooks', (h) => {
       .select(['id', 'dispatched'])
       .where('workspace_id', '=', ws.id)
       .executeTakeFirstOrThrow();
-    expect(Number(before.dispatched)).toBe(h.dbName === 'sqlite' ? 1 : 0);
+    expect(Number(before.dispatched)).toBe(1);
     // Outside a transaction the endpoints' read and the insert are two statements: always for the fan-out.
     await recordEvents(
       h.db.kysely,
@@ -708,6 +710,74 @@ describeApi('webhooks', (h) => {
       ].sort((x, y) => (x.endpoint_id < y.endpoint_id ? -1 : 1)),
     );
   });
+
+  it.runIf(h.dbName === 'postgres')(
+    "PostgreSQL: an endpoint created while an event's transaction is open waits for its commit (the event is before it); an event written while an endpoint's creation is open waits and is for the fan-out",
+    async () => {
+      const now = new Date().toISOString();
+      /** A transaction that does `work`, then stays open until released. */
+      const heldOpen = async (work: (trx: Transaction<Database>) => Promise<void>) => {
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        let worked!: () => void;
+        const done = new Promise<void>((resolve) => (worked = resolve));
+        const tx = h.db.kysely.transaction().execute(async (trx) => {
+          await work(trx);
+          worked();
+          await released;
+        });
+        await done;
+        return { commit: async () => (release(), await tx) };
+      };
+      /** `p` waits on a workspace's listeners lock (db/listeners-lock.ts: advisory, the two-key form). */
+      const waitsOnLock = async (p: Promise<unknown>) => {
+        let settled = false;
+        void p.then(
+          () => (settled = true),
+          () => (settled = true),
+        );
+        await waitFor('a transaction waiting on the listeners lock', 10_000, async () => {
+          const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks
+            where locktype = 'advisory' and objsubid = 2 and not granted
+              and database = (select oid from pg_database where datname = current_database())`.execute(h.db.kysely);
+          return rows[0]!.n > 0 ? true : undefined;
+        });
+        expect(settled).toBe(false);
+      };
+      const dispatchedOf = async (contactId: string) =>
+        Number(
+          (
+            await h.db.kysely
+              .selectFrom('events')
+              .select('dispatched')
+              .where('contact_id', '=', contactId)
+              .executeTakeFirstOrThrow()
+          ).dispatched,
+        );
+
+      // 1. The event's transaction has read "no endpoint" and written its event as dispatched; an endpoint is created.
+      const ws = await h.workspace();
+      const writing = await heldOpen((trx) =>
+        recordEvents(trx, ws.id, [{ type: 'contact.created', contactId: 'ct_race_first', data: {} }], now),
+      );
+      const creating = endpoint(ws, 'http://127.0.0.1:9/race');
+      await waitsOnLock(creating);
+      await writing.commit();
+      await creating;
+      expect(await dispatchedOf('ct_race_first')).toBe(1);
+
+      // 2. An endpoint's creation is open (not committed); an event is written meanwhile.
+      const ws2 = await h.workspace();
+      const creation = await heldOpen(async (trx) => {
+        made.push({ ws: ws2.id, id: await service().stepEndpoint(trx, ws2.id, 'http://127.0.0.1:9/step', 'race') });
+      });
+      const recording = events(ws2, [{ type: 'contact.created', contactId: 'ct_race_second', data: {} }], new Date());
+      await waitsOnLock(recording);
+      await creation.commit();
+      await recording;
+      expect(await dispatchedOf('ct_race_second')).toBe(0);
+    },
+  );
 
   it('a receiver that fails the first 2 attempts: retried after 5 s and 5 min, same webhook-id and body, each signature valid (standardwebhooks)', async () => {
     const clock = testClock();

@@ -1,5 +1,7 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
+import { onPostgres } from '../../db/batch-sql.js';
 import type { Dialect, Executor } from '../../db/connection.js';
+import { lockListenersExclusive } from '../../db/listeners-lock.js';
 import type {
   Database,
   WebhookDeliveriesTable,
@@ -50,7 +52,9 @@ const ENDPOINT_COLUMNS = [
   'updated_at',
 ] as const;
 
+/** Event writers that read "no endpoint" commit first (db/listeners-lock.ts); in the caller's transaction. */
 export async function insertEndpoint(db: Executor, row: EndpointRow): Promise<void> {
+  if (Number(row.enabled) === 1 && onPostgres(db)) await lockListenersExclusive(db, row.workspace_id);
   await db.insertInto('webhook_endpoints').values(row).execute();
 }
 
@@ -93,6 +97,9 @@ export async function updateEndpoint(
   id: string,
   set: Partial<Omit<EndpointRow, 'id' | 'workspace_id' | 'created_at'>>,
 ): Promise<EndpointRow | undefined> {
+  // Enabling it: as insertEndpoint.
+  if (set.enabled !== undefined && Number(set.enabled) === 1 && onPostgres(db))
+    await lockListenersExclusive(db, workspaceId);
   return db
     .updateTable('webhook_endpoints')
     .set(set)

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import { BatchSql, onPostgres, valueTuples } from '../../db/batch-sql.js';
 import type { Executor } from '../../db/connection.js';
+import { lockListenersShared } from '../../db/listeners-lock.js';
 import type { EventsTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
@@ -110,15 +111,16 @@ async function workspacesRouting(
 }
 
 /**
- * The workspaces of these rows whose events the webhook fan-out must take (`dispatched = 0`). On PostgreSQL, every
- * workspace: an endpoint committed between this read and this transaction's commit would otherwise miss events that
- * happen after it was created (docs/webhooks.md). On SQLite one writer at a time makes the read exact: this
- * transaction holds (or, if it has written nothing yet, would fail to take) the write lock, so no endpoint can be
- * created or enabled between the read and the commit (in a transaction: a caller without one writes every event
- * undispatched, as on PostgreSQL). A workspace with no enabled endpoint then writes its events as
- * dispatched, so the fan-out neither indexes nor marks them: an import wrote every contact's two events into the
- * fan-out's index, and the fan-out then claimed each one for nothing, ~8-11 µs of ~48 µs of server CPU per imported
- * row (bench/README.md, bench:import).
+ * The workspaces of these rows whose events the webhook fan-out must take (`dispatched = 0`): those with an enabled
+ * endpoint, read in the writing transaction. The read must be exact: an endpoint committed between this read and
+ * this transaction's commit would otherwise miss events that happen after it was created (docs/webhooks.md). On
+ * SQLite one writer at a time makes it so: this transaction holds (or, if it has written nothing yet, would fail to
+ * take) the write lock, so no endpoint can be created or enabled between the read and the commit. On PostgreSQL the
+ * workspace's listeners lock does (db/listeners-lock.ts: taken shared here, exclusive by whoever creates or enables an
+ * endpoint). Outside a transaction every event is written undispatched. A workspace with no enabled endpoint writes
+ * its events as dispatched, so the fan-out neither indexes nor marks them: an import wrote every contact's two events
+ * into the fan-out's index, and the fan-out then claimed each one for nothing, ~8-11 µs of ~48 µs of server CPU per
+ * imported row (bench/README.md, bench:import); on PostgreSQL a send's marking was the busiest statement.
  */
 async function workspacesListening(
   db: Executor,
@@ -126,9 +128,10 @@ async function workspacesListening(
   postgres: boolean,
 ): Promise<Set<string> | 'all'> {
   // Outside a transaction the read and the insert are two statements, and another transaction may run between them.
-  if (postgres || !db.isTransaction) return 'all';
+  if (!db.isTransaction) return 'all';
   const candidates = new Set<string>();
   for (const r of rows) candidates.add(r.workspaceId);
+  if (postgres) await lockListenersShared(db, candidates);
   const listening = await db
     .selectFrom('webhook_endpoints')
     .select('workspace_id')
