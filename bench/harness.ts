@@ -386,6 +386,15 @@ export async function startSmtpSink(): Promise<Sink> {
   };
 }
 
+/**
+ * Whether the PostgreSQL server of the last freshPostgresDatabase runs autovacuum (null: not asked yet). A server
+ * without it never removes the dead row versions a send leaves (each delivery is updated two or three times), so
+ * every index walk over them grows slower as a long send goes on: not how PostgreSQL is deployed (autovacuum is on
+ * by default). This machine's CI configuration turns it off (/etc/postgresql/15/main/conf.d/90-ci.conf), and the
+ * PostgreSQL figures before 2026-12-01 were measured so (bench/README.md, "Autovacuum").
+ */
+export let postgresAutovacuum: boolean | null = null;
+
 /** A new PostgreSQL database on the server of `baseUrl` (dropped at cleanup unless `keep`); its URL. */
 export async function freshPostgresDatabase(baseUrl: string, label: string, keep = false): Promise<string> {
   const { default: pg } = await import('pg');
@@ -393,7 +402,13 @@ export async function freshPostgresDatabase(baseUrl: string, label: string, keep
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
+  postgresAutovacuum = (await admin.query<{ autovacuum: string }>('show autovacuum')).rows[0]?.autovacuum === 'on';
   await admin.end();
+  if (!postgresAutovacuum)
+    process.stderr.write(
+      "warning: this PostgreSQL server's autovacuum is off: dead row versions pile up for the whole run, unlike a " +
+        "deployed server. To measure as deployed: psql -c 'alter system set autovacuum = on' -c 'select pg_reload_conf()'\n",
+    );
   if (!keep)
     atCleanup(async () => {
       const c = new pg.Client({ connectionString: baseUrl });

@@ -42,6 +42,7 @@ import {
   memoryOf,
   parseCommandLine,
   positiveInt,
+  postgresAutovacuum,
   postgresCpuSeconds,
   run,
   runBench,
@@ -601,6 +602,8 @@ function report(
       cpus: os.cpus().length,
       rows: opts.rows,
       database: opts.pgUrl ? 'postgres' : 'sqlite',
+      // PostgreSQL: whether its server ran autovacuum (harness.ts postgresAutovacuum); null on SQLite.
+      autovacuum: opts.pgUrl ? postgresAutovacuum : null,
       workers: opts.workers,
       sendThreads: opts.threads,
       sendThreadsNice: opts.nice,
