@@ -15,8 +15,14 @@ import type { Executor } from './connection.js';
  * Transaction-scoped advisory locks (`pg_advisory_xact_lock*`, the two-key form: a space apart from the one-key locks
  * of sign-up signals), taken in workspace order so two event writers never wait on each other; shared holders do not
  * wait for each other at all. Outside a transaction a lock would end with its statement: callers check first.
+ *
+ * Keep the exclusive holder's transaction short (an activated automation's webhook steps make their endpoints last in
+ * its transaction, after the segment's members): while it waits, and until it commits, PostgreSQL queues the
+ * workspace's event writers behind it. A writer that then waits for a row another writer holds (a contact) is sorted
+ * out by PostgreSQL's deadlock check, after `deadlock_timeout` (1 s), by reordering the queue, not by an error.
  */
-const LISTENERS = 0x46430001;
+/** The first key of the lock (pg_locks.classid); the second is a hash of the workspace's id (objid). */
+export const LISTENERS_LOCK_CLASS = 0x46430001;
 
 function key(workspaceId: string) {
   return sql`hashtext(${`webhooks:${workspaceId}`})`;
@@ -25,10 +31,11 @@ function key(workspaceId: string) {
 /** Event writers (PostgreSQL, in a transaction): shared, for each workspace, before reading its endpoints. */
 export async function lockListenersShared(db: Executor, workspaceIds: Iterable<string>): Promise<void> {
   for (const id of [...new Set(workspaceIds)].sort())
-    await sql`select pg_advisory_xact_lock_shared(${LISTENERS}, ${key(id)})`.execute(db);
+    await sql`select pg_advisory_xact_lock_shared(${LISTENERS_LOCK_CLASS}, ${key(id)})`.execute(db);
 }
 
 /** Creating or enabling an endpoint (PostgreSQL, in a transaction): exclusive, before the write. */
 export async function lockListenersExclusive(db: Executor, workspaceId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${LISTENERS}, ${key(workspaceId)})`.execute(db);
+  if (!db.isTransaction) throw new Error('an endpoint is created or enabled in a transaction (db/listeners-lock.ts)');
+  await sql`select pg_advisory_xact_lock(${LISTENERS_LOCK_CLASS}, ${key(workspaceId)})`.execute(db);
 }

@@ -666,8 +666,8 @@ describeApi('engagement tracking', (h) => {
               data: { userAgent: null, machine: false },
             },
     }));
-    // Workspace a has an enabled webhook endpoint; b none, so on SQLite its events are written dispatched (nothing for
-    // the fan-out to take); on PostgreSQL every event waits for the fan-out (src/outbox/events/events.repository.ts).
+    // Workspace a has an enabled webhook endpoint; b none, so its events are written dispatched (nothing for the
+    // fan-out to take; on PostgreSQL under the listeners lock, src/db/listeners-lock.ts).
     await h.db.kysely
       .insertInto('webhook_endpoints')
       .values({

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { sql, type Transaction } from 'kysely';
-import { afterEach, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, onTestFinished, vi } from 'vitest';
 import { recordEvents } from '../../src/outbox/events/events.repository.js';
 import type { NewEvent } from '../../src/outbox/events/events.types.js';
 import { toIso } from '../../src/lib/time.js';
@@ -14,6 +14,7 @@ import { ROLE_SCOPES } from '../../src/access/users/roles.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import type { Database } from '../../src/db/schema.js';
+import { LISTENERS_LOCK_CLASS } from '../../src/db/listeners-lock.js';
 import { waitFor } from '../helpers/workers.js';
 
 /** An endpoint as GET, list and PUT show it (no secret); creation and rotation add `secret`. */
@@ -727,10 +728,13 @@ describeApi('webhooks', (h) => {
           await released;
         });
         await done;
-        return { commit: async () => (release(), await tx) };
+        const commit = async () => (release(), await tx);
+        // A step that fails must not leave the transaction open (its connection and its lock).
+        onTestFinished(() => commit().catch(() => undefined));
+        return { commit };
       };
-      /** `p` waits on a workspace's listeners lock (db/listeners-lock.ts: advisory, the two-key form). */
-      const waitsOnLock = async (p: Promise<unknown>) => {
+      /** `p` waits on the listeners lock of workspace `ws` (db/listeners-lock.ts: advisory, the two-key form). */
+      const waitsOnLock = async (ws: TestWorkspace, p: Promise<unknown>) => {
         let settled = false;
         void p.then(
           () => (settled = true),
@@ -739,6 +743,7 @@ describeApi('webhooks', (h) => {
         await waitFor('a transaction waiting on the listeners lock', 10_000, async () => {
           const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks
             where locktype = 'advisory' and objsubid = 2 and not granted
+              and classid = ${LISTENERS_LOCK_CLASS}::oid and objid = hashtext(${`webhooks:${ws.id}`})::oid
               and database = (select oid from pg_database where datname = current_database())`.execute(h.db.kysely);
           return rows[0]!.n > 0 ? true : undefined;
         });
@@ -761,7 +766,7 @@ describeApi('webhooks', (h) => {
         recordEvents(trx, ws.id, [{ type: 'contact.created', contactId: 'ct_race_first', data: {} }], now),
       );
       const creating = endpoint(ws, 'http://127.0.0.1:9/race');
-      await waitsOnLock(creating);
+      await waitsOnLock(ws, creating);
       await writing.commit();
       await creating;
       expect(await dispatchedOf('ct_race_first')).toBe(1);
@@ -772,7 +777,7 @@ describeApi('webhooks', (h) => {
         made.push({ ws: ws2.id, id: await service().stepEndpoint(trx, ws2.id, 'http://127.0.0.1:9/step', 'race') });
       });
       const recording = events(ws2, [{ type: 'contact.created', contactId: 'ct_race_second', data: {} }], new Date());
-      await waitsOnLock(recording);
+      await waitsOnLock(ws2, recording);
       await creation.commit();
       await recording;
       expect(await dispatchedOf('ct_race_second')).toBe(0);

@@ -231,6 +231,26 @@ export class AutomationsService {
     now: string,
     caller: Caller,
   ): Promise<void> {
+    // The members first: a webhook step's new endpoint takes the workspace's listeners lock (db/listeners-lock.ts),
+    // which holds every event writer of the workspace until this transaction commits; a segment's members are read
+    // over the whole workspace, 5,000 at a time.
+    if (trigger.type === 'segment.entered') {
+      const segment = await getSegment(trx, a.workspaceId, trigger.segmentId!);
+      let after: string | undefined;
+      let first = true;
+      for (;;) {
+        const ids = segment
+          ? await matchingContactIds(trx, this.db.dialect, a.workspaceId, segment.filter as Filter, {
+              afterId: after,
+              limit: 5000,
+            })
+          : [];
+        await repo.replaceMembers(trx, a.id, ids, first);
+        first = false;
+        if (ids.length < 5000) break;
+        after = ids[ids.length - 1];
+      }
+    }
     const current = await repo.getVersion(trx, a.workspaceId, a.id, version);
     if (!current?.targets) {
       // Registering an endpoint is managing webhooks: not for a caller without write:webhooks (an editor activating a
@@ -272,23 +292,6 @@ export class AutomationsService {
         }
       }
       await repo.setVersionTargets(trx, a.workspaceId, a.id, version, targets);
-    }
-    if (trigger.type === 'segment.entered') {
-      const segment = await getSegment(trx, a.workspaceId, trigger.segmentId!);
-      let after: string | undefined;
-      let first = true;
-      for (;;) {
-        const ids = segment
-          ? await matchingContactIds(trx, this.db.dialect, a.workspaceId, segment.filter as Filter, {
-              afterId: after,
-              limit: 5000,
-            })
-          : [];
-        await repo.replaceMembers(trx, a.id, ids, first);
-        first = false;
-        if (ids.length < 5000) break;
-        after = ids[ids.length - 1];
-      }
     }
   }
 

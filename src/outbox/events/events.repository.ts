@@ -87,8 +87,9 @@ export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventR
  * this an import wrote every contact.created and contact.subscribed into the intake's index, and the intake marked
  * each one, for nothing in most workspaces.
  *
- * The read is exact only on SQLite in a transaction, as for webhook endpoints below (workspacesListening): one writer
- * at a time, so no automation is activated between the read and the commit. On PostgreSQL, or without a transaction,
+ * The read is exact only on SQLite in a transaction: one writer at a time, so no automation is activated between the
+ * read and the commit (webhook endpoints below have a lock of their own on PostgreSQL; automations, whose routed
+ * events are a few types, not every email.sent, do not). On PostgreSQL, or without a transaction,
  * an automation activated meanwhile would miss events committed after it was: every workspace of the rows is routed
  * there (the intake marks what nothing wants).
  */
