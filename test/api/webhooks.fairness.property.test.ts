@@ -20,21 +20,24 @@ describeApi('webhooks: property test of the fair claim', (h) => {
       const endpoints: string[] = [];
       for (let i = 0; i < 8; i++) {
         const id = newId('wh');
-        await repo.insertEndpoint(h.db.kysely, {
-          id,
-          workspace_id: ws.id,
-          url: `https://93.184.215.14/${i}`,
-          event_types: '[]',
-          description: null,
-          enabled: 1,
-          disabled_reason: null,
-          secret: 'unused',
-          previous_secret: null,
-          previous_secret_until: null,
-          failing_since: null,
-          created_at: new Date(t0).toISOString(),
-          updated_at: new Date(t0).toISOString(),
-        });
+        // In a transaction, as the service makes one (on PostgreSQL it takes the workspace's listeners lock).
+        await h.db.kysely.transaction().execute((trx) =>
+          repo.insertEndpoint(trx, {
+            id,
+            workspace_id: ws.id,
+            url: `https://93.184.215.14/${i}`,
+            event_types: '[]',
+            description: null,
+            enabled: 1,
+            disabled_reason: null,
+            secret: 'unused',
+            previous_secret: null,
+            previous_secret_until: null,
+            failing_since: null,
+            created_at: new Date(t0).toISOString(),
+            updated_at: new Date(t0).toISOString(),
+          }),
+        );
         endpoints.push(id);
       }
       const scenario = fc.record({
