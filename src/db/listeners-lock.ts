@@ -20,8 +20,8 @@ import type { Executor } from './connection.js';
  * its transaction, after the segment's members): while it waits, and until it commits, PostgreSQL queues the
  * workspace's event writers behind it. A writer that then waits for a row another writer holds (a contact) is sorted
  * out by PostgreSQL's deadlock check, after `deadlock_timeout` (1 s), by reordering the queue, not by an error.
- */
-/** The first key of the lock (pg_locks.classid); the second is a hash of the workspace's id (objid). */
+ *
+ * The first key of the lock (pg_locks.classid); the second is a hash of the workspace's id (objid). */
 export const LISTENERS_LOCK_CLASS = 0x46430001;
 
 function key(workspaceId: string) {

@@ -98,8 +98,7 @@ export async function updateEndpoint(
   set: Partial<Omit<EndpointRow, 'id' | 'workspace_id' | 'created_at'>>,
 ): Promise<EndpointRow | undefined> {
   // Enabling it: as insertEndpoint.
-  if (set.enabled !== undefined && Number(set.enabled) === 1 && onPostgres(db))
-    await lockListenersExclusive(db, workspaceId);
+  if (Number(set.enabled) === 1 && onPostgres(db)) await lockListenersExclusive(db, workspaceId);
   return db
     .updateTable('webhook_endpoints')
     .set(set)

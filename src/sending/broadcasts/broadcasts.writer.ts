@@ -197,7 +197,7 @@ export function materializationStep(
  * delivery already sent left dead entries under QUEUED and SENDING (an update writes a new row version; VACUUM removes
  * the old entries later), all at the low end of each status's range. A probe from the low end walked them all before
  * the first live one: at a million recipients ~1,000,000 entries, 13–160 ms a probe, once a batch, from the moment the
- * audience was all written (bench/README.md, "The minute after the audience is written"). From the high end it meets
+ * audience was all written (bench/README.md, "Events nobody listens to, the completion probe, and autovacuum"). From the high end it meets
  * the deliveries queued last, or the batch claimed last, at once.
  */
 async function hasOpenDelivery(db: Executor, broadcastId: string): Promise<boolean> {
