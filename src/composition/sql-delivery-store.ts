@@ -19,7 +19,7 @@ import { parseMailbox } from '../lib/email.js';
 import { getSigningKey } from '../mail-setup/index.js';
 import { insertTrackingEvents, recordEvent } from '../outbox/index.js';
 import { recordBounce, reportRules, type ReportRules } from '../sending/bounces/bounces.service.js';
-import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
+import { tripIfOver, type FinalFloor } from '../sending/broadcasts/broadcasts.breaker.js';
 import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
 import { abBatch, selectTestShare, withVariant, type AbSelection } from '../sending/broadcasts/broadcasts.ab.js';
@@ -57,9 +57,13 @@ import type {
 /**
  * settle() weighs a broadcast for the circuit breaker (a count of its final deliveries, with their bounces and
  * complaints) after every batch while it has few final deliveries, then once this process has recorded another
- * WEIGH_AFTER_SHARE of that count since the last weighing, or BREAKER_EVERY_MS have passed. Each count reads every
- * final delivery of the broadcast: counted after every batch, a large broadcast spent more on counting than on sending
- * (bench/README.md, "Sending: design notes"); counted at every 10 % more, a whole send costs about eleven passes.
+ * WEIGH_AFTER_SHARE of that count since the last weighing, or BREAKER_EVERY_MS have passed. A count of the final
+ * deliveries reads an entry of each: counted after every batch, a large broadcast spent more on counting than on
+ * sending (bench/README.md, "Sending: design notes"). The last count is also kept as a floor of the next ones (a final
+ * delivery stays final): a weighing counts the hard bounces and complaints (few rows) and weighs them against the floor,
+ * and counts the final deliveries again only when a rate could be over its limit (tripIfOver). A healthy broadcast's
+ * floor is counted again each time its bounces reach the limit's share of it, rarely; at a million recipients the
+ * counts of the minute's weighing cost SQLite's one thread up to a second (bench/README.md, "The breaker's count").
  */
 const WEIGH_ALWAYS_BELOW = 2_000;
 const WEIGH_AFTER_SHARE = 0.1;
@@ -91,7 +95,14 @@ type PerMessageWrite =
 const WRITE_LINGER_MS = { sqlite: 3, postgres: 0 } as const;
 
 export class SqlDeliveryStore implements DeliveryStore {
-  private readonly weighed = new Map<string, { at: number; final: number; recorded: number }>();
+  /**
+   * The last weighing of each broadcast: when, the final deliveries it knew of (counted, or its floor and this
+   * process's outcomes since: what the next weighing is rationed by), and the last count, a floor of the counts to come.
+   */
+  private readonly weighed = new Map<
+    string,
+    { at: number; final: number; recorded: number; floor: FinalFloor & { recorded: number } }
+  >();
   /** Outcomes this process recorded, per broadcast (what settle() weighs the next count against). */
   private readonly recorded = new Map<string, number>();
   /**
@@ -534,9 +545,12 @@ export class SqlDeliveryStore implements DeliveryStore {
     ) {
       const weighed = await k
         .transaction()
-        .execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
+        .execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now, last?.floor));
       if (this.weighed.size > 1000) this.weighed.clear();
-      this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
+      const floor = weighed.counted || !last ? { since: weighed.since, final: weighed.final, recorded } : last.floor;
+      // Not counted: the floor, and this process's final outcomes since it (an estimate, for the rationing only).
+      const final = weighed.counted ? weighed.final : floor.final + (recorded - floor.recorded);
+      this.weighed.set(broadcastId, { at: Date.now(), final, recorded, floor });
       if (weighed.tripped) return undefined;
     }
     return k.transaction().execute((trx) => broadcasts.completeIfDone(trx, workspaceId, broadcastId, now));

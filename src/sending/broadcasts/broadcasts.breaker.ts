@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/connection.js';
 import { holdDeliveries } from '../deliveries/deliveries.outcomes.js';
-import { breakerCounts } from '../deliveries/deliveries.repository.js';
+import { breakerCounts, breakerMarks } from '../deliveries/deliveries.repository.js';
+import { toIso } from '../../lib/time.js';
 import { getBroadcast, updateBroadcast } from './broadcasts.repository.js';
 import { transition } from './broadcasts.state.js';
 
@@ -39,8 +40,23 @@ export function breakerReason(
 }
 
 /**
+ * A count of a broadcast's final deliveries made earlier, under the same `breaker_since` (null: never resumed by hand):
+ * a lower bound of the count now, since a final delivery stays final (SENT may only become BOUNCED or FAILED, and no
+ * delivery is deleted: deliveries.state.ts).
+ */
+export interface FinalFloor {
+  since: string | null;
+  final: number;
+}
+
+/**
  * Pauses the broadcast (the state table's `trip`) if it is SENDING and over a limit. Returns the reason it
- * tripped (null if it did not) and the final deliveries counted.
+ * tripped (null if it did not), the final deliveries counted, and whether they were counted now.
+ *
+ * With `floor` (an earlier count, under the same `breaker_since`, of at least `minFinal`), the hard bounces and
+ * complaints are counted first (few rows, through indexes): weighed against the floor, if no rate is over its limit,
+ * none is against the larger count of now, and the final deliveries are not counted again (at a million recipients a
+ * count read every final delivery's index entry: bench/README.md, "The breaker's count"). `final` is then the floor.
  */
 export async function tripIfOver(
   trx: Executor,
@@ -48,24 +64,31 @@ export async function tripIfOver(
   broadcastId: string,
   rules: BreakerRules,
   now: string,
-): Promise<{ tripped: string | null; final: number }> {
+  floor?: FinalFloor,
+): Promise<{ tripped: string | null; final: number; counted: boolean; since: string | null }> {
   const b = await getBroadcast(trx, workspaceId, broadcastId);
-  if (!b || b.status !== 'SENDING') return { tripped: null, final: 0 };
-  const since =
-    (
-      await trx
-        .selectFrom('broadcasts')
-        .select('breaker_since')
-        .where('workspace_id', '=', workspaceId)
-        .where('id', '=', broadcastId)
-        .executeTakeFirst()
-    )?.breaker_since ?? null;
+  if (!b || b.status !== 'SENDING') return { tripped: null, final: 0, counted: false, since: null };
+  // An ISO string on both databases (PostgreSQL's driver gives a Date), so that a floor's is compared by value.
+  const stored = (
+    await trx
+      .selectFrom('broadcasts')
+      .select('breaker_since')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', broadcastId)
+      .executeTakeFirst()
+  )?.breaker_since;
+  const since = stored ? toIso(stored) : null;
+  if (floor && floor.since === since && floor.final >= rules.minFinal) {
+    const marks = await breakerMarks(trx, workspaceId, broadcastId, since);
+    if (!breakerReason({ final: floor.final, ...marks }, rules))
+      return { tripped: null, final: floor.final, counted: false, since };
+  }
   const counts = await breakerCounts(trx, workspaceId, broadcastId, since);
   const reason = breakerReason(counts, rules);
-  if (!reason) return { tripped: null, final: counts.final };
+  if (!reason) return { tripped: null, final: counts.final, counted: true, since };
   const next = transition(b.status, 'trip') as 'PAUSED';
   if (!(await updateBroadcast(trx, workspaceId, broadcastId, b.status, next, { pausedReason: reason }, now)))
-    return { tripped: null, final: counts.final };
+    return { tripped: null, final: counts.final, counted: true, since };
   await holdDeliveries(trx, workspaceId, broadcastId, now);
-  return { tripped: reason, final: counts.final };
+  return { tripped: reason, final: counts.final, counted: true, since };
 }
