@@ -638,6 +638,65 @@ export async function cannonAmount(
   return { result, seconds: (last - start) / 1000, statuses };
 }
 
+/**
+ * The host's speed during a run, for reading a dip: a process of its own does the same small piece of work every second
+ * (SHA-256 of 1 MB and a JSON round trip of 140 KB, ~3 ms on a quiet 2-core machine here) and reports the CPU time it
+ * took. Its CPU time does not count the time it waited for a core, so a busy machine alone does not move it; it rises
+ * when the same instructions run slower: another tenant on the host sharing the core's other hyperthread, its caches
+ * or its memory bandwidth, or a lower clock. A dip in a benchmark's rate that comes with a slower canary is the
+ * host's; one without it is the benchmark's own. Costs ~0.3% of a core.
+ */
+export interface CanarySample {
+  /** Date.now() when the work ended. */
+  at: number;
+  /** CPU time of the work (µs, user and system). */
+  cpuUs: number;
+}
+
+const CANARY = `
+const crypto = require('node:crypto');
+const data = Buffer.alloc(1 << 20, 7);
+const doc = { items: Array.from({ length: 2000 }, (_, i) => ({ id: 'dlv_' + i, email: 'r' + i + '@example.test', n: i, tags: ['a', 'b'] })) };
+setInterval(() => {
+  const before = process.cpuUsage();
+  crypto.createHash('sha256').update(data).digest();
+  JSON.parse(JSON.stringify(doc));
+  const d = process.cpuUsage(before);
+  process.stdout.write(JSON.stringify({ at: Date.now(), cpuUs: d.user + d.system }) + '\\n');
+}, 1000);
+`;
+
+export function startCanary(): { stop(): Promise<CanarySample[]> } {
+  const child = spawnNode(['-e', CANARY], {});
+  const samples: CanarySample[] = [];
+  let rest = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString('utf8')).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line) samples.push(JSON.parse(line) as CanarySample);
+  });
+  return {
+    async stop() {
+      await stopChild(child);
+      return samples;
+    },
+  };
+}
+
+/**
+ * The canary's median CPU time (µs) in each window of `windowS` seconds from the second of `startMs` (as a rate
+ * timeline's windows), null where it has no sample.
+ */
+export function canaryWindows(samples: CanarySample[], startMs: number, windows: number, windowS: number) {
+  const start = Math.floor(startMs / 1000) * 1000;
+  const by: number[][] = Array.from({ length: windows }, () => []);
+  for (const s of samples) {
+    const w = Math.floor((s.at - start) / 1000 / windowS);
+    if (w >= 0 && w < windows) by[w]!.push(s.cpuUs);
+  }
+  return by.map((xs) => (xs.length ? median(xs) : null));
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

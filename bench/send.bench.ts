@@ -33,12 +33,14 @@ import {
   BenchError,
   HOST,
   alive,
+  canaryWindows,
   cpuSeconds,
   createSendingWorkspace,
   expectStatus,
   fmt,
   freshPostgresDatabase,
   makeTempDir,
+  median,
   memoryOf,
   parseCommandLine,
   positiveInt,
@@ -48,12 +50,14 @@ import {
   runBench,
   seedContacts,
   sendingEnv,
+  startCanary,
   startChild,
   startServer,
   startSmtpSink,
   stopChild,
   table,
   waitForSink,
+  type CanarySample,
   type DkimRow,
   type Sink,
   type SinkStats,
@@ -250,6 +254,8 @@ interface Timeline {
   steady: number | null;
   lowest: number | null;
   lowestAtS: number | null;
+  /** The host's speed: the canary's median CPU time (µs) in each window (harness.ts startCanary). */
+  canaryUs: (number | null)[];
 }
 
 /** The rate over time from the sink's arrivals per second: whole windows from the second of the send request. */
@@ -264,11 +270,31 @@ function timelineOf(perSecond: Record<string, number>, sentAtMs: number, lastMs:
   }
   const skip = STEADY_AFTER_S / WINDOW_S;
   const after = windows.slice(skip);
-  if (after.length === 0) return { windows, steady: null, lowest: null, lowestAtS: null };
+  if (after.length === 0) return { windows, steady: null, lowest: null, lowestAtS: null, canaryUs: [] };
   const sorted = [...after].sort((a, b) => a - b);
   const steady = sorted[Math.floor(sorted.length / 2)]!;
   const lowest = sorted[0]!;
-  return { windows, steady, lowest, lowestAtS: (skip + after.indexOf(lowest)) * WINDOW_S };
+  return { windows, steady, lowest, lowestAtS: (skip + after.indexOf(lowest)) * WINDOW_S, canaryUs: [] };
+}
+
+function withCanary(tl: Timeline, samples: CanarySample[], sentAtMs: number): Timeline {
+  return { ...tl, canaryUs: canaryWindows(samples, sentAtMs, tl.windows.length, WINDOW_S) };
+}
+
+/**
+ * How the host's speed (the canary) went with the rate: its median over the windows after the first minute, and in
+ * the lowest window and in every window under the goal's line, as a ratio to that median.
+ */
+function canaryReading(tl: Timeline) {
+  const skip = STEADY_AFTER_S / WINDOW_S;
+  const after = tl.canaryUs.slice(skip).filter((c): c is number => c !== null);
+  if (!after.length || tl.steady === null || tl.lowestAtS === null) return null;
+  const med = median(after);
+  const at = (i: number) => ((tl.canaryUs[i] ?? null) === null ? null : tl.canaryUs[i]! / med);
+  const under: { atS: number; rate: number; canary: number | null }[] = [];
+  for (let i = skip; i < tl.windows.length; i++)
+    if (tl.windows[i]! < DIP_GOAL * tl.steady) under.push({ atS: i * WINDOW_S, rate: tl.windows[i]!, canary: at(i) });
+  return { medianUs: med, atLowest: at(tl.lowestAtS / WINDOW_S), under };
 }
 
 /**
@@ -407,10 +433,12 @@ async function runFormcast(
       'POST /v1/broadcasts/{id}/send',
     );
     const probe = probeHealthz(url);
+    const canary = startCanary();
     const s = await waitForSink(sink, rows, 'formcast', () => {
       for (const p of [{ child, output }, ...workerChildren])
         if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
     }).finally(probe.stop);
+    const canarySamples = await canary.stop();
     const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
     const tiersAfter = tiers();
@@ -450,7 +478,7 @@ async function runFormcast(
       rssSamplesMaxMb: rssMaxMb,
       peakRssByProcessMb: peaks,
       healthz,
-      timeline: timelineOf(latest.perSecond, sentAt, latest.last),
+      timeline: withCanary(timelineOf(latest.perSecond, sentAt, latest.last), canarySamples, sentAt),
     };
   } finally {
     clearInterval(sampler);
@@ -507,6 +535,7 @@ function report(
   const rssPass = (target.peakRssMb ?? Infinity) < RSS_GOAL_MB;
   const firstPass = (target.timeToFirstMs ?? Infinity) <= FIRST_GOAL_MS;
   const tl = target.timeline;
+  const canary = canaryReading(tl);
   const dipRatio = tl.steady && tl.lowest !== null ? tl.lowest / tl.steady : null;
   const dipPass = dipRatio !== null && dipRatio >= DIP_GOAL;
   const verdict = (pass: boolean) =>
@@ -564,6 +593,11 @@ function report(
     `${`first message within ${FIRST_GOAL_MS / 1000} s:`.padEnd(34)}${fmt(target.timeToFirstMs)} ms   ${verdict(firstPass)}`,
     `rate after the first minute:      steady (median ${WINDOW_S} s window) ${fmt(tl.steady, 0)} msg/s, lowest ${fmt(tl.lowest, 0)} msg/s at ${fmt(tl.lowestAtS)} s = ${dipRatio === null ? '-' : dipRatio.toFixed(3)}x   goal >= ${DIP_GOAL}x   ${verdict(dipPass)}`,
     `rate a minute at a time (msg/s):  ${perMinute.join(' ')}${tl.windows.length % per ? ' (the last minute partial)' : ''}`,
+    ...(canary
+      ? [
+          `the host's speed (canary):        ${fmt(canary.medianUs, 0)} µs of CPU for its piece of work (median after the first minute); in the lowest window ${canary.atLowest === null ? '-' : `${canary.atLowest.toFixed(2)}x`} that${canary.under.length ? `; the windows under ${DIP_GOAL}x the steady rate (s: msg/s, canary): ${canary.under.map((u) => `${u.atS}: ${fmt(u.rate, 0)}, ${u.canary === null ? '-' : `${u.canary.toFixed(2)}x`}`).join('; ')}` : ''}`,
+        ]
+      : []),
     `formcast peak RSS (VmHWM):        ${fmt(target.peakRssMb, 0)} MB${target.peakRssByProcessMb.length > 1 ? ` (per worker: ${target.peakRssByProcessMb.map((m) => fmt(m, 0)).join(', ')})` : ''} (max sampled VmRSS ${fmt(target.rssSamplesMaxMb, 0)} MB)   goal < ${RSS_GOAL_MB} MB at ${fmt(RSS_GOAL_ROWS)} recipients   ${rssApplies ? (rssPass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`}`,
     `serve's GET /healthz meanwhile:   p50 ${fmt(target.healthz.p50Ms, 1)} ms, p99 ${fmt(target.healthz.p99Ms, 1)} ms, max ${fmt(target.healthz.maxMs, 1)} ms (${fmt(target.healthz.count)} requests, one every 50 ms${opts.workers ? '; serve does not send here' : ''})`,
     ...(postfix
@@ -626,7 +660,16 @@ function report(
         rssSamplesMaxMb: round(target.rssSamplesMaxMb),
         peakRssByProcessMb: target.peakRssByProcessMb,
         healthz: target.healthz,
-        timeline: { windowS: WINDOW_S, windows: tl.windows.map((w) => round(w, 1)) },
+        timeline: {
+          windowS: WINDOW_S,
+          windows: tl.windows.map((w) => round(w, 1)),
+          canaryUs: tl.canaryUs.map((c) => (c === null ? null : round(c, 0))),
+        },
+        canary: canary && {
+          medianUs: round(canary.medianUs, 0),
+          atLowest: round(canary.atLowest, 2),
+          underGoal: canary.under.map((u) => ({ atS: u.atS, rate: round(u.rate, 0), canary: round(u.canary, 2) })),
+        },
       },
       ratio: round(ratio, 3),
       sink: opts.sink,
