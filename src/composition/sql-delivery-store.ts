@@ -537,10 +537,13 @@ export class SqlDeliveryStore implements DeliveryStore {
     const k = this.db.kysely;
     const last = this.weighed.get(broadcastId);
     const recorded = this.recorded.get(broadcastId) ?? 0;
+    // The outcomes recorded since the last weighing and since the floor's count; after `recorded` was cleared (it also
+    // counts transactional emails' hidden broadcasts, which are not weighed), those since the clearing.
+    const since = (mark: number) => (recorded >= mark ? recorded - mark : recorded);
     if (
       !last ||
       last.final < WEIGH_ALWAYS_BELOW ||
-      recorded - last.recorded >= last.final * WEIGH_AFTER_SHARE ||
+      since(last.recorded) >= last.final * WEIGH_AFTER_SHARE ||
       Date.now() - last.at >= BREAKER_EVERY_MS
     ) {
       const weighed = await k
@@ -549,7 +552,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       if (this.weighed.size > 1000) this.weighed.clear();
       const floor = weighed.counted || !last ? { since: weighed.since, final: weighed.final, recorded } : last.floor;
       // Not counted: the floor, and this process's final outcomes since it (an estimate, for the rationing only).
-      const final = weighed.counted ? weighed.final : floor.final + (recorded - floor.recorded);
+      const final = weighed.counted ? weighed.final : floor.final + since(floor.recorded);
       this.weighed.set(broadcastId, { at: Date.now(), final, recorded, floor });
       if (weighed.tripped) return undefined;
     }

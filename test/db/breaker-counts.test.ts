@@ -18,7 +18,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * What a delivery can be by the time the breaker weighs its broadcast (deliveries.state.ts, deliveries.outcomes.ts):
  * its status and the marks each path leaves. `bounced_at` comes only with BOUNCED (a hard bounce, at send time or
- * reported later); a soft bounce at send time is BOUNCED without it; a block is FAILED.
+ * reported later); a soft bounce or a block at send time is FAILED; a complaint may reach a delivery that is not final.
  */
 interface ShapeDef {
   status: DeliveryStatus;
@@ -39,11 +39,15 @@ const SHAPES = {
   sentSoftLater: { status: 'SENT', sent: true, soft: true },
   sentUnsubscribed: { status: 'SENT', sent: true, unsubscribed: true },
   hardAtSend: { status: 'BOUNCED', hard: true },
-  softAtSend: { status: 'BOUNCED', soft: true },
+  softAtSend: { status: 'FAILED', soft: true },
   hardLater: { status: 'BOUNCED', sent: true, hard: true },
   blocked: { status: 'FAILED' },
   rejectedLater: { status: 'FAILED', sent: true },
   failed: { status: 'FAILED' },
+  // The receiving server took the message but the attempt timed out: queued again (or skipped, its contact now
+  // suppressed) with a complaint. Not final: its complaint is not weighed.
+  requeuedComplained: { status: 'QUEUED', sent: true },
+  skippedComplained: { status: 'SKIPPED', sent: true },
 } satisfies Record<string, ShapeDef>;
 type Shape = keyof typeof SHAPES;
 const shapeOf = (shape: Shape): ShapeDef => SHAPES[shape];

@@ -41,8 +41,10 @@ export function breakerReason(
 
 /**
  * A count of a broadcast's final deliveries made earlier, under the same `breaker_since` (null: never resumed by hand):
- * a lower bound of the count now, since a final delivery stays final (SENT may only become BOUNCED or FAILED, and no
- * delivery is deleted: deliveries.state.ts).
+ * a lower bound of the count now, since a final delivery stays final (SENT may only become BOUNCED or FAILED:
+ * deliveries.state.ts), a delivery is deleted only with its broadcast (a draft's, which has none), and a delivery's
+ * `updated_at` only moves forward (assuming the clocks of the processes that write it agree to within the time
+ * between a resume and the reports that follow it).
  */
 export interface FinalFloor {
   since: string | null;
@@ -78,7 +80,7 @@ export async function tripIfOver(
       .executeTakeFirst()
   )?.breaker_since;
   const since = stored ? toIso(stored) : null;
-  if (floor && floor.since === since && floor.final >= rules.minFinal) {
+  if (floor && floor.since === since && floor.final > 0 && floor.final >= rules.minFinal) {
     const marks = await breakerMarks(trx, workspaceId, broadcastId, since);
     if (!breakerReason({ final: floor.final, ...marks }, rules))
       return { tripped: null, final: floor.final, counted: false, since };

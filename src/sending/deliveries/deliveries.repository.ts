@@ -258,9 +258,11 @@ export async function breakerCounts(
 /**
  * The hard bounces and complaints the breaker weighs (with `since`, those of deliveries that ended after it), without
  * the final deliveries: the hard bounces among the BOUNCED deliveries (`bounced_at` is only ever set with that status,
- * a terminal one: deliveries.outcomes.ts, deliveries.state.ts), the complaints among the marked ones
- * (`deliveries_broadcast_marks`; only a message sent is complained of, so no status is asked: with one, SQLite chose
- * `deliveries_broadcast` and read every final row). Both read few rows.
+ * a terminal one: deliveries.outcomes.ts, deliveries.state.ts), the complaints of final deliveries among the marked
+ * ones (`deliveries_broadcast_marks`; the status is asked in the count, not in the condition: with it in the condition
+ * SQLite chose `deliveries_broadcast` and read every final row; a complaint can reach a delivery that is not final, one
+ * whose attempt timed out after the receiving server took the message, say). Both read few rows, unless the outbox
+ * transport sent the broadcast (its answer marks every delivery).
  */
 export async function breakerMarks(
   db: Executor,
@@ -281,17 +283,22 @@ export function breakerCountQueries(db: Executor, workspaceId: string, broadcast
     .select('broadcasts.id')
     .where('broadcasts.workspace_id', '=', workspaceId)
     .where('broadcasts.id', '=', broadcastId);
-  const count = (column: 'bounced_at' | 'complained_at' | null) => {
-    const q = db
-      .selectFrom('deliveries')
-      .select((eb) => (column ? eb.fn.count<number>(column) : eb.fn.countAll<number>()).as('n'))
-      .where('broadcast_id', 'in', owned);
+  const from = () => {
+    const q = db.selectFrom('deliveries').where('broadcast_id', 'in', owned);
     return since ? q.where('updated_at', '>=', since) : q;
   };
   return {
-    final: count(null).where('status', 'in', FINAL_STATUSES),
-    hardBounced: count('bounced_at').where('status', '=', 'BOUNCED'),
-    complained: count('complained_at').where(sql.raw<SqlBool>(`(${DELIVERY_MARKS_PREDICATE})`)),
+    final: from()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', FINAL_STATUSES),
+    hardBounced: from()
+      .select((eb) => eb.fn.count<number>('bounced_at').as('n'))
+      .where('status', '=', 'BOUNCED'),
+    complained: from()
+      .select((eb) =>
+        eb.fn.count<number>(eb.case().when('status', 'in', FINAL_STATUSES).then(eb.ref('complained_at')).end()).as('n'),
+      )
+      .where(sql.raw<SqlBool>(`(${DELIVERY_MARKS_PREDICATE})`)),
   };
 }
 
