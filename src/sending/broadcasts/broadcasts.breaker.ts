@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import { holdDeliveries } from '../deliveries/deliveries.outcomes.js';
-import { breakerCounts, breakerMarks } from '../deliveries/deliveries.repository.js';
+import { breakerFinal, breakerMarks } from '../deliveries/deliveries.repository.js';
 import { toIso } from '../../lib/time.js';
 import { getBroadcast, updateBroadcast } from './broadcasts.repository.js';
 import { transition } from './broadcasts.state.js';
@@ -80,12 +80,12 @@ export async function tripIfOver(
       .executeTakeFirst()
   )?.breaker_since;
   const since = stored ? toIso(stored) : null;
+  const marks = await breakerMarks(trx, workspaceId, broadcastId, since);
   if (floor && floor.since === since && floor.final > 0 && floor.final >= rules.minFinal) {
-    const marks = await breakerMarks(trx, workspaceId, broadcastId, since);
     if (!breakerReason({ final: floor.final, ...marks }, rules))
       return { tripped: null, final: floor.final, counted: false, since };
   }
-  const counts = await breakerCounts(trx, workspaceId, broadcastId, since);
+  const counts = { final: await breakerFinal(trx, workspaceId, broadcastId, since), ...marks };
   const reason = breakerReason(counts, rules);
   if (!reason) return { tripped: null, final: counts.final, counted: true, since };
   const next = transition(b.status, 'trip') as 'PAUSED';
