@@ -147,10 +147,14 @@ describeBrowser('the API reference and the marketer basics (formcast serve, head
     },
   );
 
-  it('GET / leads to the console', async () => {
+  it('GET / leads to the console', { timeout: 60_000 }, async () => {
     const p = await browser.newPage();
-    await p.goto(`${server.url}/`);
+    // The redirect is the server's (302 to /app): the navigation's committed address says it, without waiting for the
+    // console's bundle to load (this test once ran out of its 30 s waiting for "load" on a busy CI machine).
+    const res = await p.goto(`${server.url}/`, { waitUntil: 'commit' });
+    expect(res?.status()).toBe(200);
     expect(new URL(p.url()).pathname).toMatch(/^\/app/);
+    expect(res?.request().redirectedFrom()?.url()).toBe(`${server.url}/`);
     await p.close();
   });
 
