@@ -9,6 +9,7 @@ import {
   breakerMarks,
 } from '../../src/sending/deliveries/deliveries.repository.js';
 import { OUTBOX_RESPONSE } from '../../src/mail/transport.js';
+import { recordLateReport } from '../../src/sending/deliveries/deliveries.outcomes.js';
 import { tripIfOver, type BreakerRules, type FinalFloor } from '../../src/sending/broadcasts/broadcasts.breaker.js';
 import { describeEachDatabase } from '../helpers/db.js';
 
@@ -271,5 +272,42 @@ describeEachDatabase("the circuit breaker's counts", (t) => {
       expect(hard).toMatch(/status = 'BOUNCED'/);
       expect(complained).toMatch(/Index Scan using deliveries_broadcast_marks on deliveries/);
     }
+  });
+
+  it("a late report never moves a delivery's updated_at back (a process whose clock is behind): the floor stays sound", async () => {
+    const db = t.db();
+    const ws = 'ws_breaker_late';
+    const bc = 'bc_breaker_late';
+    await workspace(db, ws, [bc]);
+    const ahead = iso(T0 + 10 * 60_000);
+    const behind = iso(T0 + 5 * 60_000);
+    const later = iso(T0 + 20 * 60_000);
+    const kinds = ['hard', 'soft', 'blocked', 'complaint'] as const;
+    for (const i of kinds.keys()) {
+      await insertDelivery(db, { id: `dlv_late_${i}`, ws, bc, shape: 'sent', complained: false, at: ahead });
+      await insertDelivery(db, { id: `dlv_late_now_${i}`, ws, bc, shape: 'sent', complained: false, at: behind });
+    }
+    const since = iso(T0 + 8 * 60_000);
+    const before = await breakerCounts(db.kysely, ws, bc, since);
+    expect(before.final).toBe(kinds.length);
+    for (const [i, kind] of kinds.entries()) {
+      // Written at `behind`, earlier than the row's own time: the row keeps its time (and stays in the count).
+      expect(await recordLateReport(db.kysely, ws, `dlv_late_${i}`, { kind, detail: 'late' }, behind)).toBe(true);
+      // Written at `later`: the row's time moves on, as before.
+      expect(await recordLateReport(db.kysely, ws, `dlv_late_now_${i}`, { kind, detail: 'late' }, later)).toBe(true);
+    }
+    const rows = await db.kysely
+      .selectFrom('deliveries')
+      .select(['id', 'updated_at'])
+      .where('workspace_id', '=', ws)
+      .orderBy('id')
+      .execute();
+    for (const r of rows) {
+      const at = new Date(r.updated_at as unknown as string).toISOString();
+      expect([r.id, at]).toEqual([r.id, r.id.startsWith('dlv_late_now_') ? later : ahead]);
+    }
+    const after = await breakerCounts(db.kysely, ws, bc, since);
+    // Every delivery is final and after `since`; the hard bounce and the complaint counted.
+    expect(after).toEqual({ final: 2 * kinds.length, hardBounced: 2, complained: 2 });
   });
 });

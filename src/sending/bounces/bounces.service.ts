@@ -79,7 +79,9 @@ export async function recordBounce(
           trx,
           d.workspaceId,
           d.deliveryId,
-          { op: cls === 'hard' ? 'bounce' : 'fail', error: detail, bounceClass: cls },
+          cls === 'hard'
+            ? { op: 'bounce', error: detail, bounceClass: cls }
+            : { op: 'fail', error: detail, bounceClass: cls },
           now,
         )
       : await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: cls, detail }, now);

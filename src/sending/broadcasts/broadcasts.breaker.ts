@@ -42,9 +42,9 @@ export function breakerReason(
 /**
  * A count of a broadcast's final deliveries made earlier, under the same `breaker_since` (null: never resumed by hand):
  * a lower bound of the count now, since a final delivery stays final (SENT may only become BOUNCED or FAILED:
- * deliveries.state.ts), a delivery is deleted only with its broadcast (a draft's, which has none), and a delivery's
- * `updated_at` only moves forward (assuming the clocks of the processes that write it agree to within the time
- * between a resume and the reports that follow it).
+ * deliveries.state.ts), a delivery is deleted only with its broadcast (a draft's, which has none), and a final
+ * delivery's `updated_at` only moves forward (a late report keeps the row's time when its own is earlier:
+ * recordLateReport, so a process whose clock is behind cannot move a counted delivery out of the count).
  */
 export interface FinalFloor {
   since: string | null;

@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { onPostgres } from '../../db/batch-sql.js';
 import type { Executor } from '../../db/connection.js';
 import { PrecompiledInsert } from '../../db/precompiled.js';
-import type { DeliveriesTable, DeliveryStatus } from '../../db/schema.js';
+import type { Database, DeliveriesTable, DeliveryStatus } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { pooledRandomBytes } from '../../lib/random.js';
 import type { BounceClass } from '../../mail/classify.js';
@@ -25,7 +25,14 @@ export type Outcome =
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
   | { op: 'defer'; error: string | null; nextAttemptAt: string }
-  | { op: 'fail' | 'bounce' | 'skip'; error: string; bounceClass?: BounceClass };
+  | { op: 'skip'; error: string }
+  /**
+   * A hard bounce is BOUNCED, never FAILED: `bounced_at` comes with that terminal status alone, which the breaker's
+   * count of hard bounces relies on (breakerFinal in deliveries.repository.ts counts them among the BOUNCED). A soft
+   * bounce or a block at send time is FAILED with its class.
+   */
+  | { op: 'fail'; error: string; bounceClass?: Exclude<BounceClass, 'hard'> }
+  | { op: 'bounce'; error: string; bounceClass?: BounceClass };
 
 /** The outcome of an attempt (the state table's op of the same name); false if the delivery was no longer in a status it applies to. */
 export async function recordOutcome(
@@ -119,13 +126,13 @@ export async function recordLateReport(
   report: { kind: BounceClass | 'complaint'; detail: string },
   now: string,
 ): Promise<boolean> {
-  const set: Partial<Omit<DeliveriesTable, 'lane'>> = { updated_at: now };
+  const set: Partial<Omit<DeliveriesTable, 'lane' | 'updated_at'>> = {};
   let q = db.updateTable('deliveries').where('workspace_id', '=', workspaceId).where('id', '=', id);
   if (report.kind === 'complaint') {
     // The first complaint's time stays: a report delivered again (a provider's retry, an ARF after its event) is the
     // same complaint, and sender health counts each complaint in the hour it came (bounces.health.ts keeps past hours).
     const res = await q
-      .set((eb) => ({ ...set, complained_at: eb.fn.coalesce('complained_at', eb.val(now)) }))
+      .set((eb) => ({ updated_at: notEarlier(eb, now), complained_at: eb.fn.coalesce('complained_at', eb.val(now)) }))
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   } else {
@@ -139,8 +146,17 @@ export async function recordLateReport(
       q = q.where('status', 'in', statusesFor(op));
     }
   }
-  const res = await q.set(set).executeTakeFirst();
+  const res = await q.set((eb) => ({ ...set, updated_at: notEarlier(eb, now) })).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * A late report's `updated_at`: `now`, or the row's own when that is later. The breaker counts a broadcast's final
+ * deliveries by `updated_at` from its `breaker_since` and keeps the count as a floor (broadcasts.breaker.ts,
+ * FinalFloor): a report written by a process whose clock is behind must not move a counted delivery out of the count.
+ */
+function notEarlier(eb: ExpressionBuilder<Database, 'deliveries'>, now: string) {
+  return eb.case().when('updated_at', '>', now).then(eb.ref('updated_at')).else(eb.val(now)).end();
 }
 
 // ---- a broadcast's pause, resume and cancel -----------------------------------------------------
