@@ -1,8 +1,7 @@
 import type { Executor } from '../../db/connection.js';
 import { holdDeliveries } from '../deliveries/deliveries.outcomes.js';
 import { breakerFinal, breakerMarks } from '../deliveries/deliveries.repository.js';
-import { toIso } from '../../lib/time.js';
-import { getBroadcast, updateBroadcast } from './broadcasts.repository.js';
+import { breakerStateOf, updateBroadcast } from './broadcasts.repository.js';
 import { transition } from './broadcasts.state.js';
 
 /**
@@ -68,18 +67,9 @@ export async function tripIfOver(
   now: string,
   floor?: FinalFloor,
 ): Promise<{ tripped: string | null; final: number; counted: boolean; since: string | null }> {
-  const b = await getBroadcast(trx, workspaceId, broadcastId);
+  const b = await breakerStateOf(trx, workspaceId, broadcastId);
   if (!b || b.status !== 'SENDING') return { tripped: null, final: 0, counted: false, since: null };
-  // An ISO string on both databases (PostgreSQL's driver gives a Date), so that a floor's is compared by value.
-  const stored = (
-    await trx
-      .selectFrom('broadcasts')
-      .select('breaker_since')
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', broadcastId)
-      .executeTakeFirst()
-  )?.breaker_since;
-  const since = stored ? toIso(stored) : null;
+  const since = b.since;
   const marks = await breakerMarks(trx, workspaceId, broadcastId, since);
   if (floor && floor.since === since && floor.final > 0 && floor.final >= rules.minFinal) {
     if (!breakerReason({ final: floor.final, ...marks }, rules))

@@ -190,6 +190,27 @@ export async function getBroadcast(
   return r ? toBroadcast(r) : undefined;
 }
 
+/**
+ * What the circuit breaker reads of a broadcast on every weighing: its status and `breaker_since` (an ISO string on
+ * both databases: PostgreSQL's driver gives a Date). One read by key of two columns; an automation's or a
+ * transactional email's hidden row is not weighed (undefined, as getBroadcast without `automationMessages`).
+ */
+export async function breakerStateOf(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+): Promise<{ status: BroadcastStatus; since: string | null } | undefined> {
+  const r = await db
+    .selectFrom('broadcasts')
+    .select(['status', 'breaker_since'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('automation_id', 'is', null)
+    .where('transactional', '=', 0)
+    .executeTakeFirst();
+  return r ? { status: r.status, since: r.breaker_since ? toIso(r.breaker_since) : null } : undefined;
+}
+
 export async function listBroadcasts(
   db: Executor,
   workspaceId: string,
