@@ -275,13 +275,18 @@ export async function breakerMarks(
   return { hardBounced: Number(hard?.n ?? 0), complained: Number(complained?.n ?? 0) };
 }
 
+/**
+ * The ids of these broadcasts that are the workspace's, as a subquery: a count of their deliveries through it stays
+ * within the tenant without reading any delivery row for its workspace (the indexes over `broadcast_id` serve alone).
+ */
+function ownedBroadcasts(db: Executor, workspaceId: string, ids: string | readonly string[]) {
+  const q = db.selectFrom('broadcasts').select('broadcasts.id').where('broadcasts.workspace_id', '=', workspaceId);
+  return typeof ids === 'string' ? q.where('broadcasts.id', '=', ids) : q.where('broadcasts.id', 'in', ids);
+}
+
 /** The reads of breakerFinal and breakerMarks (exported for the test of their plans). */
 export function breakerCountQueries(db: Executor, workspaceId: string, broadcastId: string, since: string | null) {
-  const owned = db
-    .selectFrom('broadcasts')
-    .select('broadcasts.id')
-    .where('broadcasts.workspace_id', '=', workspaceId)
-    .where('broadcasts.id', '=', broadcastId);
+  const owned = ownedBroadcasts(db, workspaceId, broadcastId);
   const from = () => {
     const q = db.selectFrom('deliveries').where('broadcast_id', 'in', owned);
     return since ? q.where('updated_at', '>=', since) : q;
@@ -386,11 +391,7 @@ export async function countDeliveriesOf(
     ]),
   );
   if (!broadcastIds.length) return counts;
-  const owned = db
-    .selectFrom('broadcasts')
-    .select('broadcasts.id')
-    .where('broadcasts.workspace_id', '=', workspaceId)
-    .where('broadcasts.id', 'in', broadcastIds);
+  const owned = ownedBroadcasts(db, workspaceId, broadcastIds);
   const statuses = await db
     .selectFrom('deliveries')
     .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
