@@ -135,6 +135,8 @@ describe('compose.yaml', () => {
   it('has PostgreSQL with a health check and a volume, which the Formcast services wait for', () => {
     expect(postgres?.image).toMatch(/postgres:/);
     expect(postgres?.healthcheck?.test).toContain('pg_isready');
+    // Checkpoints by time during a large send (docs/scaling.md, "max_wal_size").
+    expect(postgres?.command).toEqual(['postgres', '-c', 'max_wal_size=8GB']);
     expect(postgres?.volumes?.some((v) => v.endsWith(':/var/lib/postgresql/data'))).toBe(true);
     for (const [name, s] of Object.entries(compose.services)) {
       if (name === 'postgres') continue;
