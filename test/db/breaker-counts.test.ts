@@ -274,6 +274,43 @@ describeEachDatabase("the circuit breaker's counts", (t) => {
     }
   });
 
+  it("never weighs a transactional email's hidden broadcast (its deliveries all hard bounces): a broadcast's would trip", async () => {
+    const db = t.db();
+    const ws = 'ws_breaker_hidden';
+    const [hidden, shown] = ['bc_breaker_hidden', 'bc_breaker_shown'];
+    await workspace(db, ws, [hidden, shown]);
+    await db.kysely
+      .updateTable('broadcasts')
+      .set({ transactional: 1 } as never)
+      .where('workspace_id', '=', ws)
+      .where('id', '=', hidden)
+      .execute();
+    for (const bc of [hidden, shown])
+      for (let i = 0; i < 6; i++)
+        await insertDelivery(db, { id: `dlv_${bc}_${i}`, ws, bc, shape: 'hardAtSend', complained: false, at: iso(T0) });
+    const rules: BreakerRules = { minFinal: 4, bounceRate: 0.2, complaintRate: 0.1 };
+    const now = iso(T0 + 60_000);
+    expect(await tripIfOver(db.kysely, ws, hidden, rules, now)).toEqual({
+      tripped: null,
+      final: 0,
+      counted: false,
+      since: null,
+    });
+    const status = async (bc: string) =>
+      (
+        await db.kysely
+          .selectFrom('broadcasts')
+          .select('status')
+          .where('workspace_id', '=', ws)
+          .where('id', '=', bc)
+          .executeTakeFirstOrThrow()
+      ).status;
+    expect(await status(hidden)).toBe('SENDING');
+    const tripped = await tripIfOver(db.kysely, ws, shown, rules, now);
+    expect(tripped.tripped).toMatch(/bounce rate/);
+    expect(await status(shown)).toBe('PAUSED');
+  });
+
   it("a late report never moves a delivery's updated_at back (a process whose clock is behind): the floor stays sound", async () => {
     const db = t.db();
     const ws = 'ws_breaker_late';

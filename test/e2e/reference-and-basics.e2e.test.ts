@@ -154,7 +154,9 @@ describeBrowser('the API reference and the marketer basics (formcast serve, head
     const res = await p.goto(`${server.url}/`, { waitUntil: 'commit' });
     expect(res?.status()).toBe(200);
     expect(new URL(p.url()).pathname).toMatch(/^\/app/);
-    expect(res?.request().redirectedFrom()?.url()).toBe(`${server.url}/`);
+    const from = res?.request().redirectedFrom();
+    expect(from?.url()).toBe(`${server.url}/`);
+    expect((await from?.response())?.status()).toBe(302);
     await p.close();
   });
 
