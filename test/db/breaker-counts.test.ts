@@ -3,17 +3,18 @@ import { CompiledQuery, type Compilable } from 'kysely';
 import { expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import type { DeliveryStatus } from '../../src/db/schema.js';
-import {
-  breakerCountQueries,
-  breakerCounts,
-  breakerMarks,
-} from '../../src/sending/deliveries/deliveries.repository.js';
+import { breakerCountQueries, breakerFinal, breakerMarks } from '../../src/sending/deliveries/deliveries.repository.js';
 import { OUTBOX_RESPONSE } from '../../src/mail/transport.js';
 import { recordLateReport } from '../../src/sending/deliveries/deliveries.outcomes.js';
 import { tripIfOver, type BreakerRules, type FinalFloor } from '../../src/sending/broadcasts/broadcasts.breaker.js';
 import { describeEachDatabase } from '../helpers/db.js';
 
 const T0 = Date.UTC(2026, 11, 1, 8, 0, 0);
+
+/** What the breaker weighs when it counts in full (tripIfOver): the final deliveries and the marks. */
+async function breakerCounts(db: Db['kysely'], ws: string, bc: string, since: string | null) {
+  return { final: await breakerFinal(db, ws, bc, since), ...(await breakerMarks(db, ws, bc, since)) };
+}
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
@@ -116,8 +117,9 @@ async function insertDelivery(
 }
 
 /**
- * The circuit breaker's counts (sending/deliveries/deliveries.repository.ts, breakerCounts) are read from indexes
- * without reading the final deliveries' rows: whatever the broadcast's deliveries, they equal a count of every row.
+ * The circuit breaker's counts (sending/deliveries/deliveries.repository.ts, breakerFinal and breakerMarks) are read
+ * from indexes without reading the final deliveries' rows: whatever the broadcast's deliveries, they equal a count of
+ * every row.
  */
 describeEachDatabase("the circuit breaker's counts", (t) => {
   let n = 0;

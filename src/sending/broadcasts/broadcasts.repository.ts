@@ -1,6 +1,6 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import type { BroadcastsTable } from '../../db/schema.js';
+import type { BroadcastsTable, Database } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
 import type { AudienceSpec, ResendAudience } from '../../audience/index.js';
@@ -177,6 +177,14 @@ export async function insertBroadcast(
  * A broadcast of the workspace. The messages of automations' send steps (docs/automations.md) are broadcast rows
  * too, hidden from the broadcasts API: only the sending side (`{ automationMessages: true }`) sees them.
  */
+/**
+ * Broadcasts only: not an automation's message nor a transactional email's hidden row (docs/emails.md), which share
+ * the table but are neither listed, nor finished by the sweep, nor weighed by the breaker.
+ */
+function broadcastsOnly<Q extends SelectQueryBuilder<Database, 'broadcasts', object>>(q: Q): Q {
+  return q.where('automation_id', 'is', null).where('transactional', '=', 0) as Q;
+}
+
 export async function getBroadcast(
   db: Executor,
   workspaceId: string,
@@ -185,7 +193,7 @@ export async function getBroadcast(
 ): Promise<Broadcast | undefined> {
   let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id);
   // A transactional email's hidden row (docs/emails.md) is the sending side's too.
-  if (!opts.automationMessages) q = q.where('automation_id', 'is', null).where('transactional', '=', 0);
+  if (!opts.automationMessages) q = q.$call(broadcastsOnly);
   const r = await q.executeTakeFirst();
   return r ? toBroadcast(r) : undefined;
 }
@@ -205,8 +213,7 @@ export async function breakerStateOf(
     .select(['status', 'breaker_since'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
-    .where('automation_id', 'is', null)
-    .where('transactional', '=', 0)
+    .$call(broadcastsOnly)
     .executeTakeFirst();
   return r ? { status: r.status, since: r.breaker_since ? toIso(r.breaker_since) : null } : undefined;
 }
@@ -216,12 +223,7 @@ export async function listBroadcasts(
   workspaceId: string,
   opts: { status?: BroadcastStatus; limit: number; beforeId?: string },
 ): Promise<Broadcast[]> {
-  let q = db
-    .selectFrom('broadcasts')
-    .select(COLUMNS)
-    .where('workspace_id', '=', workspaceId)
-    .where('automation_id', 'is', null)
-    .where('transactional', '=', 0);
+  let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).$call(broadcastsOnly);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toBroadcast);
@@ -294,8 +296,7 @@ export async function sendingMaterializedBroadcasts(
     .select(['id', 'workspace_id'])
     .where('status', '=', 'SENDING')
     .where('materialized_at', 'is not', null)
-    .where('automation_id', 'is', null)
-    .where('transactional', '=', 0)
+    .$call(broadcastsOnly)
     .limit(limit)
     .execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));

@@ -132,7 +132,10 @@ export async function recordLateReport(
     // The first complaint's time stays: a report delivered again (a provider's retry, an ARF after its event) is the
     // same complaint, and sender health counts each complaint in the hour it came (bounces.health.ts keeps past hours).
     const res = await q
-      .set((eb) => ({ updated_at: notEarlier(eb, now), complained_at: eb.fn.coalesce('complained_at', eb.val(now)) }))
+      .set((eb) => ({
+        updated_at: notBefore(eb, 'updated_at', now),
+        complained_at: eb.fn.coalesce('complained_at', eb.val(now)),
+      }))
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   } else {
@@ -146,17 +149,22 @@ export async function recordLateReport(
       q = q.where('status', 'in', statusesFor(op));
     }
   }
-  const res = await q.set((eb) => ({ ...set, updated_at: notEarlier(eb, now) })).executeTakeFirst();
+  const res = await q.set((eb) => ({ ...set, updated_at: notBefore(eb, 'updated_at', now) })).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /**
- * A late report's `updated_at`: `now`, or the row's own when that is later. The breaker counts a broadcast's final
- * deliveries by `updated_at` from its `breaker_since` and keeps the count as a floor (broadcasts.breaker.ts,
- * FinalFloor): a report written by a process whose clock is behind must not move a counted delivery out of the count.
+ * `now`, or the row's own time in `column` when that is later. A late report's `updated_at`: the breaker counts a
+ * broadcast's final deliveries by `updated_at` from its `breaker_since` and keeps the count as a floor
+ * (broadcasts.breaker.ts, FinalFloor), so a report written by a process whose clock is behind must not move a counted
+ * delivery out of the count. A resume's `next_attempt_at`: a delivery waiting for a later retry keeps its time.
  */
-function notEarlier(eb: ExpressionBuilder<Database, 'deliveries'>, now: string) {
-  return eb.case().when('updated_at', '>', now).then(eb.ref('updated_at')).else(eb.val(now)).end();
+function notBefore(
+  eb: ExpressionBuilder<Database, 'deliveries'>,
+  column: 'updated_at' | 'next_attempt_at',
+  now: string,
+) {
+  return eb.case().when(column, '>', now).then(eb.ref(column)).else(eb.val(now)).end();
 }
 
 // ---- a broadcast's pause, resume and cancel -----------------------------------------------------
@@ -212,7 +220,7 @@ export async function releaseDeliveries(
     .updateTable('deliveries')
     .set((eb) => ({
       status: nextStatus('PAUSED', 'release')!,
-      next_attempt_at: eb.case().when('next_attempt_at', '>', now).then(eb.ref('next_attempt_at')).else(now).end(),
+      next_attempt_at: notBefore(eb, 'next_attempt_at', now),
       updated_at: now,
     }))
     .where('workspace_id', '=', workspaceId)

@@ -222,24 +222,6 @@ export async function softBounceStreak(
 const FINAL_STATUSES: DeliveryStatus[] = ['SENT', 'FAILED', 'BOUNCED'];
 
 /**
- * What the circuit breaker weighs: final deliveries, hard bounces among them, complaints (with `since`, of the
- * deliveries that ended after it): breakerFinal and breakerMarks, reads of indexes as the stats' counts
- * (countDeliveriesOf). One query over every final row read each row for its two marks: at 600,000 sent ~1 s on
- * SQLite's one thread, once a minute (bench/README.md, "The breaker's count").
- */
-export async function breakerCounts(
-  db: Executor,
-  workspaceId: string,
-  broadcastId: string,
-  since: string | null,
-): Promise<{ final: number; hardBounced: number; complained: number }> {
-  return {
-    final: await breakerFinal(db, workspaceId, broadcastId, since),
-    ...(await breakerMarks(db, workspaceId, broadcastId, since)),
-  };
-}
-
-/**
  * The broadcast's final deliveries: from `deliveries_broadcast` (broadcast_id, status, id) alone without `since`
  * (the broadcast is the workspace's, by the subquery, so no delivery row is read for its workspace); with it, each
  * final row is read for its `updated_at`.
