@@ -697,6 +697,61 @@ export function canaryWindows(samples: CanarySample[], startMs: number, windows:
   return by.map((xs) => (xs.length ? median(xs) : null));
 }
 
+/** Which tables PostgreSQL's autovacuum workers were at in the database of a run, once a second (startAutovacuumWatch). */
+export interface AutovacuumSample {
+  /** Date.now() when read. */
+  at: number;
+  /** What each autovacuum worker of that database was doing: `VACUUM public.deliveries`, `ANALYZE public.events`, … */
+  work: string[];
+}
+
+/**
+ * Reads once a second what the autovacuum workers of the database of `databaseUrl` are doing (pg_stat_activity's
+ * `query` of a worker is its task), until stopped: a run's low windows set against the server's own maintenance
+ * (bench/README.md, "Autovacuum and the host in the low windows"). One small query a second on its own connection.
+ */
+export function startAutovacuumWatch(databaseUrl: string): { stop(): Promise<AutovacuumSample[]> } {
+  const samples: AutovacuumSample[] = [];
+  let running = true;
+  const done = (async () => {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      while (running) {
+        const { rows } = await client.query<{ query: string }>(
+          "select query from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()",
+        );
+        samples.push({ at: Date.now(), work: rows.map((r) => r.query.replace(/^autovacuum:\s*/, '').trim()) });
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    } finally {
+      await client.end();
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      return samples;
+    },
+  };
+}
+
+/**
+ * Each window's autovacuum (as canaryWindows' windows): for each task seen in it, the seconds it was seen (one sample
+ * a second), e.g. `{ 'VACUUM public.deliveries': 6 }`; empty where none ran.
+ */
+export function autovacuumWindows(samples: AutovacuumSample[], startMs: number, windows: number, windowS: number) {
+  const start = Math.floor(startMs / 1000) * 1000;
+  const by: Record<string, number>[] = Array.from({ length: windows }, () => ({}));
+  for (const s of samples) {
+    const w = Math.floor((s.at - start) / 1000 / windowS);
+    if (w >= 0 && w < windows) for (const task of s.work) by[w]![task] = (by[w]![task] ?? 0) + 1;
+  }
+  return by;
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

@@ -33,6 +33,7 @@ import {
   BenchError,
   HOST,
   alive,
+  autovacuumWindows,
   canaryWindows,
   cpuSeconds,
   createSendingWorkspace,
@@ -50,6 +51,7 @@ import {
   runBench,
   seedContacts,
   sendingEnv,
+  startAutovacuumWatch,
   startCanary,
   startChild,
   startServer,
@@ -57,6 +59,7 @@ import {
   stopChild,
   table,
   waitForSink,
+  type AutovacuumSample,
   type CanarySample,
   type DkimRow,
   type Sink,
@@ -87,6 +90,12 @@ const FIRST_GOAL_MS = 10_000;
 const WINDOW_S = 10;
 const STEADY_AFTER_S = 60;
 const DIP_GOAL = 0.8;
+/**
+ * A reading beside goal 3's verdict, not a goal: a window counts as quiet when the canary (the host's speed) was within
+ * QUIET_CANARY of its median and, on PostgreSQL, no autovacuum worker ran in the run's database; the lowest quiet
+ * window against the steady rate says what the send does when neither the host nor the server's upkeep takes its share.
+ */
+const QUIET_CANARY = 0.05;
 const SUBJECT = NEWS_SUBJECT;
 const HTML = NEWS_HTML;
 
@@ -256,6 +265,8 @@ interface Timeline {
   lowestAtS: number | null;
   /** The host's speed: the canary's median CPU time (µs) in each window (harness.ts startCanary). */
   canaryUs: (number | null)[];
+  /** PostgreSQL: the autovacuum tasks seen in each window and for how many seconds (harness.ts startAutovacuumWatch); [] on SQLite. */
+  autovacuum: Record<string, number>[];
 }
 
 /** The rate over time from the sink's arrivals per second: whole windows from the second of the send request. */
@@ -270,20 +281,37 @@ function timelineOf(perSecond: Record<string, number>, sentAtMs: number, lastMs:
   }
   const skip = STEADY_AFTER_S / WINDOW_S;
   const after = windows.slice(skip);
-  if (after.length === 0) return { windows, steady: null, lowest: null, lowestAtS: null, canaryUs: [] };
+  if (after.length === 0) return { windows, steady: null, lowest: null, lowestAtS: null, canaryUs: [], autovacuum: [] };
   const sorted = [...after].sort((a, b) => a - b);
   const steady = sorted[Math.floor(sorted.length / 2)]!;
   const lowest = sorted[0]!;
-  return { windows, steady, lowest, lowestAtS: (skip + after.indexOf(lowest)) * WINDOW_S, canaryUs: [] };
+  return {
+    windows,
+    steady,
+    lowest,
+    lowestAtS: (skip + after.indexOf(lowest)) * WINDOW_S,
+    canaryUs: [],
+    autovacuum: [],
+  };
 }
 
-function withCanary(tl: Timeline, samples: CanarySample[], sentAtMs: number): Timeline {
-  return { ...tl, canaryUs: canaryWindows(samples, sentAtMs, tl.windows.length, WINDOW_S) };
+function withCanary(
+  tl: Timeline,
+  samples: CanarySample[],
+  vacuums: AutovacuumSample[] | null,
+  sentAtMs: number,
+): Timeline {
+  return {
+    ...tl,
+    canaryUs: canaryWindows(samples, sentAtMs, tl.windows.length, WINDOW_S),
+    autovacuum: vacuums ? autovacuumWindows(vacuums, sentAtMs, tl.windows.length, WINDOW_S) : [],
+  };
 }
 
 /**
- * How the host's speed (the canary) went with the rate: its median over the windows after the first minute, and in
- * the lowest window and in every window under the goal's line, as a ratio to that median.
+ * How the host's speed (the canary) and PostgreSQL's autovacuum went with the rate: the canary's median over the
+ * windows after the first minute, and in the lowest window and in every window under the goal's line, as a ratio to
+ * that median, with the autovacuum tasks of each such window; and the lowest quiet window (QUIET_CANARY).
  */
 function canaryReading(tl: Timeline) {
   const skip = STEADY_AFTER_S / WINDOW_S;
@@ -291,10 +319,25 @@ function canaryReading(tl: Timeline) {
   if (!after.length || tl.steady === null || tl.lowestAtS === null) return null;
   const med = median(after);
   const at = (i: number) => ((tl.canaryUs[i] ?? null) === null ? null : tl.canaryUs[i]! / med);
-  const under: { atS: number; rate: number; canary: number | null }[] = [];
-  for (let i = skip; i < tl.windows.length; i++)
-    if (tl.windows[i]! < DIP_GOAL * tl.steady) under.push({ atS: i * WINDOW_S, rate: tl.windows[i]!, canary: at(i) });
-  return { medianUs: med, atLowest: at(tl.lowestAtS / WINDOW_S), under };
+  const vacuumAt = (i: number) => Object.keys(tl.autovacuum[i] ?? {});
+  const under: { atS: number; rate: number; canary: number | null; autovacuum: string[] }[] = [];
+  let quiet: { atS: number; rate: number } | null = null;
+  let quietWindows = 0;
+  for (let i = skip; i < tl.windows.length; i++) {
+    const rate = tl.windows[i]!;
+    const canary = at(i);
+    if (rate < DIP_GOAL * tl.steady) under.push({ atS: i * WINDOW_S, rate, canary, autovacuum: vacuumAt(i) });
+    if (canary !== null && Math.abs(canary - 1) <= QUIET_CANARY && vacuumAt(i).length === 0) {
+      quietWindows++;
+      if (!quiet || rate < quiet.rate) quiet = { atS: i * WINDOW_S, rate };
+    }
+  }
+  return {
+    medianUs: med,
+    atLowest: at(tl.lowestAtS / WINDOW_S),
+    under,
+    quiet: quiet && { ...quiet, ratio: quiet.rate / tl.steady, windows: quietWindows, of: tl.windows.length - skip },
+  };
 }
 
 /**
@@ -434,11 +477,13 @@ async function runFormcast(
     );
     const probe = probeHealthz(url);
     const canary = startCanary();
+    const vacuums = env.DATABASE_URL?.startsWith('postgres') ? startAutovacuumWatch(env.DATABASE_URL) : null;
     const s = await waitForSink(sink, rows, 'formcast', () => {
       for (const p of [{ child, output }, ...workerChildren])
         if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
     }).finally(probe.stop);
     const canarySamples = await canary.stop();
+    const vacuumSamples = vacuums ? await vacuums.stop() : null;
     const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
     const tiersAfter = tiers();
@@ -478,7 +523,7 @@ async function runFormcast(
       rssSamplesMaxMb: rssMaxMb,
       peakRssByProcessMb: peaks,
       healthz,
-      timeline: withCanary(timelineOf(latest.perSecond, sentAt, latest.last), canarySamples, sentAt),
+      timeline: withCanary(timelineOf(latest.perSecond, sentAt, latest.last), canarySamples, vacuumSamples, sentAt),
     };
   } finally {
     clearInterval(sampler);
@@ -595,7 +640,8 @@ function report(
     `rate a minute at a time (msg/s):  ${perMinute.join(' ')}${tl.windows.length % per ? ' (the last minute partial)' : ''}`,
     ...(canary
       ? [
-          `the host's speed (canary):        ${fmt(canary.medianUs, 0)} µs of CPU for its piece of work (median after the first minute); in the lowest window ${canary.atLowest === null ? '-' : `${canary.atLowest.toFixed(2)}x`} that${canary.under.length ? `; the windows under ${DIP_GOAL}x the steady rate (s: msg/s, canary): ${canary.under.map((u) => `${u.atS}: ${fmt(u.rate, 0)}, ${u.canary === null ? '-' : `${u.canary.toFixed(2)}x`}`).join('; ')}` : ''}`,
+          `the host's speed (canary):        ${fmt(canary.medianUs, 0)} µs of CPU for its piece of work (median after the first minute); in the lowest window ${canary.atLowest === null ? '-' : `${canary.atLowest.toFixed(2)}x`} that${canary.under.length ? `; the windows under ${DIP_GOAL}x the steady rate (s: msg/s, canary${opts.pgUrl ? ', autovacuum' : ''}): ${canary.under.map((u) => `${u.atS}: ${fmt(u.rate, 0)}, ${u.canary === null ? '-' : `${u.canary.toFixed(2)}x`}${opts.pgUrl ? `, ${u.autovacuum.length ? u.autovacuum.join(' + ') : 'none'}` : ''}`).join('; ')}` : ''}`,
+          `the lowest quiet window:          ${canary.quiet ? `${fmt(canary.quiet.rate, 0)} msg/s at ${fmt(canary.quiet.atS)} s = ${canary.quiet.ratio.toFixed(3)}x the steady rate (${canary.quiet.windows} of the ${canary.quiet.of} windows after the first minute quiet: the canary within ${QUIET_CANARY * 100}% of its median${opts.pgUrl ? ', no autovacuum in the database' : ''}; a reading, not the goal)` : '-'}`,
         ]
       : []),
     `formcast peak RSS (VmHWM):        ${fmt(target.peakRssMb, 0)} MB${target.peakRssByProcessMb.length > 1 ? ` (per worker: ${target.peakRssByProcessMb.map((m) => fmt(m, 0)).join(', ')})` : ''} (max sampled VmRSS ${fmt(target.rssSamplesMaxMb, 0)} MB)   goal < ${RSS_GOAL_MB} MB at ${fmt(RSS_GOAL_ROWS)} recipients   ${rssApplies ? (rssPass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`}`,
@@ -664,11 +710,24 @@ function report(
           windowS: WINDOW_S,
           windows: tl.windows.map((w) => round(w, 1)),
           canaryUs: tl.canaryUs.map((c) => (c === null ? null : round(c, 0))),
+          ...(opts.pgUrl ? { autovacuum: tl.autovacuum } : {}),
         },
         canary: canary && {
           medianUs: round(canary.medianUs, 0),
           atLowest: round(canary.atLowest, 2),
-          underGoal: canary.under.map((u) => ({ atS: u.atS, rate: round(u.rate, 0), canary: round(u.canary, 2) })),
+          underGoal: canary.under.map((u) => ({
+            atS: u.atS,
+            rate: round(u.rate, 0),
+            canary: round(u.canary, 2),
+            ...(opts.pgUrl ? { autovacuum: u.autovacuum } : {}),
+          })),
+          quietLowest: canary.quiet && {
+            atS: canary.quiet.atS,
+            rate: round(canary.quiet.rate, 0),
+            ratio: round(canary.quiet.ratio, 3),
+            windows: canary.quiet.windows,
+            of: canary.quiet.of,
+          },
         },
       },
       ratio: round(ratio, 3),
