@@ -504,6 +504,9 @@ async function runE2e(opts: Options, sink: Sink) {
       ).child
     : null;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  // The CPU time of Formcast's processes (serve, and the worker with --worker-process), user and system, all threads:
+  // the autocannon clients and the sink are not in it.
+  const formcastCpu = () => cpuSeconds(server.child.pid!) + (worker ? cpuSeconds(worker.pid!) : 0);
   try {
     // The emails: N requests at --connections clients, each to its own address.
     await sink.reset();
@@ -511,6 +514,7 @@ async function runE2e(opts: Options, sink: Sink) {
       `e2e: ${fmt(n)} emails over the API, ${opts.connections} connections, each to its own address ...\n`,
     );
     let next = 0;
+    const cpuEmails0 = formcastCpu();
     const start = nowMs();
     const { result, seconds, statuses } = await cannonAmount({
       url: server.url,
@@ -540,6 +544,7 @@ async function runE2e(opts: Options, sink: Sink) {
     const emailsStats = await waitForSink(sink, n, 'emails', () => checkAlive(server));
     const emailsLatest = await sink.stats();
     const recorded = await noneQueued(server, headers);
+    const cpuEmails = formcastCpu() - cpuEmails0;
     const emails = {
       ...sinkRun(emailsLatest.count > emailsStats.count ? emailsLatest : emailsStats, n),
       acceptSeconds: seconds,
@@ -554,11 +559,14 @@ async function runE2e(opts: Options, sink: Sink) {
           ? (emailsStats.unique - atAccepted.unique) / ((emailsStats.last! - acceptedAt) / 1000)
           : null,
       allRecorded: recorded,
+      /** Formcast's CPU a message, from the first request until none is QUEUED (acceptance and sending). */
+      cpuMsPerMessage: (cpuEmails * 1000) / n,
     };
 
     // The broadcast: the same server and sink, N contacts.
     await sink.reset();
     process.stderr.write(`e2e: one broadcast to ${fmt(n)} contacts ...\n`);
+    const cpuBroadcast0 = formcastCpu();
     const sentAt = nowMs();
     const broadcastId = await sendBroadcast(server, headers);
     const bStats = await waitForSink(sink, n, 'broadcast', () => checkAlive(server));
@@ -576,11 +584,14 @@ async function runE2e(opts: Options, sink: Sink) {
       ).status;
       if (status === 'SENDING') await sleep(250);
     }
+    const cpuBroadcast = formcastCpu() - cpuBroadcast0;
     const bLatest = await sink.stats();
     const broadcast = {
       ...sinkRun(bLatest.count > bStats.count ? bLatest : bStats, n),
       totalSeconds: (bStats.last! - sentAt) / 1000,
       status,
+      /** Formcast's CPU a message, from the send request until the broadcast is SENT. */
+      cpuMsPerMessage: (cpuBroadcast * 1000) / n,
     };
     const ratio = broadcast.perSec > 0 ? emails.perSec / broadcast.perSec : 0;
     const complete = (r: SinkRun) => r.missing === 0 && r.duplicates === 0 && r.signed === r.messages;
@@ -803,6 +814,7 @@ function report(
       `   emails accepted:                      ${fmt(e2e.emails.acceptPerSec, 0)}/s over ${fmt(e2e.emails.acceptSeconds, 1)} s, p99 ${e2e.emails.acceptP99Ms} ms (the worker sending meanwhile)`,
       `   emails sent after the last accept:    ${fmt(e2e.emails.afterAccept)} at ${fmt(e2e.emails.afterAcceptPerSec, 0)} msg/s (the API quiet)`,
       `   ratio emails/broadcast (msg/s):       ${e2e.ratio.toFixed(3)}x   goal >= ${E2E_RATIO_GOAL}x   ${pass(e2e.ratio >= E2E_RATIO_GOAL)}`,
+      `   formcast's CPU a message:             emails ${fmt(e2e.emails.cpuMsPerMessage, 3)} ms (accepted and sent), broadcast ${fmt(e2e.broadcast.cpuMsPerMessage, 3)} ms: ${(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage).toFixed(3)}x (a reading, not a goal: the clients and the sink are not in it)`,
       `   all arrived once, signed; recorded:   ${e2e.ok ? 'ok' : `FAILED (emails none QUEUED: ${e2e.emails.allRecorded}, broadcast ${e2e.broadcast.status})`}`,
     );
   }
@@ -851,8 +863,14 @@ function report(
           afterAccept: e2e.emails.afterAccept,
           afterAcceptPerSec: round(e2e.emails.afterAcceptPerSec),
           totalSeconds: round(e2e.emails.totalSeconds, 2),
+          cpuMsPerMessage: round(e2e.emails.cpuMsPerMessage, 3),
         },
-        broadcast: { ...sinkJson(e2e.broadcast), totalSeconds: round(e2e.broadcast.totalSeconds, 2) },
+        broadcast: {
+          ...sinkJson(e2e.broadcast),
+          totalSeconds: round(e2e.broadcast.totalSeconds, 2),
+          cpuMsPerMessage: round(e2e.broadcast.cpuMsPerMessage, 3),
+        },
+        cpuRatio: r3(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage),
         ratio: r3(e2e.ratio),
         loadAvg1m: round(e2e.loadAvg1m, 2),
       },
