@@ -803,7 +803,7 @@ function report(
     out.push(
       '',
       `2. e2e: ${fmt(opts.emails)} emails over the API (${opts.connections} connections, each to its own address) vs one broadcast to ${fmt(opts.emails)} contacts${opts.workerProcess ? ' (formcast serve without its worker, and formcast worker in a process of its own)' : ''};`,
-      `   formcast serve (worker in-process, ${db}, SMTP pool ${opts.smtpConnections}), the same server and SMTP sink`,
+      `   formcast serve (${opts.workerProcess ? 'its worker in a process of its own' : 'worker in-process'}, ${db}, SMTP pool ${opts.smtpConnections}), the same server and SMTP sink`,
       '',
       ...table(
         ['run', 'messages', 'signed', 'twice', 'missing', 'sink s', 'msg/s at sink', 'first request to last msg s'],
@@ -814,7 +814,7 @@ function report(
       `   emails accepted:                      ${fmt(e2e.emails.acceptPerSec, 0)}/s over ${fmt(e2e.emails.acceptSeconds, 1)} s, p99 ${e2e.emails.acceptP99Ms} ms (the worker sending meanwhile)`,
       `   emails sent after the last accept:    ${fmt(e2e.emails.afterAccept)} at ${fmt(e2e.emails.afterAcceptPerSec, 0)} msg/s (the API quiet)`,
       `   ratio emails/broadcast (msg/s):       ${e2e.ratio.toFixed(3)}x   goal >= ${E2E_RATIO_GOAL}x   ${pass(e2e.ratio >= E2E_RATIO_GOAL)}`,
-      `   formcast's CPU a message:             emails ${fmt(e2e.emails.cpuMsPerMessage, 3)} ms (accepted and sent), broadcast ${fmt(e2e.broadcast.cpuMsPerMessage, 3)} ms: ${(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage).toFixed(3)}x (a reading, not a goal: the clients and the sink are not in it)`,
+      `   formcast's CPU a message:             emails ${fmt(e2e.emails.cpuMsPerMessage, 3)} ms (accepted and sent), broadcast ${fmt(e2e.broadcast.cpuMsPerMessage, 3)} ms: ${e2e.broadcast.cpuMsPerMessage > 0 ? `${(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage).toFixed(3)}x` : '-'} (a reading, not a goal: the clients and the sink are not in it; the emails run first, on a fresh server)`,
       `   all arrived once, signed; recorded:   ${e2e.ok ? 'ok' : `FAILED (emails none QUEUED: ${e2e.emails.allRecorded}, broadcast ${e2e.broadcast.status})`}`,
     );
   }
@@ -870,7 +870,8 @@ function report(
           totalSeconds: round(e2e.broadcast.totalSeconds, 2),
           cpuMsPerMessage: round(e2e.broadcast.cpuMsPerMessage, 3),
         },
-        cpuRatio: r3(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage),
+        cpuRatio:
+          e2e.broadcast.cpuMsPerMessage > 0 ? r3(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage) : null,
         ratio: r3(e2e.ratio),
         loadAvg1m: round(e2e.loadAvg1m, 2),
       },

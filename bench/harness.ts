@@ -710,23 +710,40 @@ export interface AutovacuumSample {
  * `query` of a worker is its task), until stopped: a run's low windows set against the server's own maintenance
  * (bench/README.md, "Autovacuum and the host in the low windows"). One small query a second on its own connection.
  */
-export function startAutovacuumWatch(databaseUrl: string): { stop(): Promise<AutovacuumSample[]> } {
+export function startAutovacuumWatch(databaseUrl: string): {
+  stop(): Promise<AutovacuumSample[]>;
+  /** Why the watching stopped early (a connection lost, a query refused), or null. */
+  failure(): string | null;
+} {
   const samples: AutovacuumSample[] = [];
   let running = true;
+  let failure: string | null = null;
+  // Never rejects: a watcher that fails stops watching and says why; the run it watches goes on.
   const done = (async () => {
     const { default: pg } = await import('pg');
     const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
+    // A connection ended by the server (the database dropped at cleanup, a restart) is an 'error' event: said, not thrown.
+    client.on('error', (err: Error) => {
+      failure ??= err.message;
+      running = false;
+    });
     try {
+      await client.connect();
       while (running) {
-        const { rows } = await client.query<{ query: string }>(
+        const { rows } = await client.query<{ query: string | null }>(
           "select query from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()",
         );
-        samples.push({ at: Date.now(), work: rows.map((r) => r.query.replace(/^autovacuum:\s*/, '').trim()) });
+        samples.push({
+          at: Date.now(),
+          // A role without pg_read_all_stats sees other sessions' query as null: then nothing can be said.
+          work: rows.map((r) => (r.query ?? '(not visible to this role)').replace(/^autovacuum:\s*/, '').trim()),
+        });
         await new Promise((r) => setTimeout(r, 1000));
       }
+    } catch (err) {
+      failure ??= (err as Error).message;
     } finally {
-      await client.end();
+      await client.end().catch(() => {});
     }
   })();
   return {
@@ -735,6 +752,7 @@ export function startAutovacuumWatch(databaseUrl: string): { stop(): Promise<Aut
       await done;
       return samples;
     },
+    failure: () => failure,
   };
 }
 

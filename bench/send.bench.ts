@@ -481,9 +481,17 @@ async function runFormcast(
     const s = await waitForSink(sink, rows, 'formcast', () => {
       for (const p of [{ child, output }, ...workerChildren])
         if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
-    }).finally(probe.stop);
+    }).finally(() => {
+      probe.stop();
+      // Stopped here too when the run fails, before cleanup drops the database under its connection.
+      void vacuums?.stop();
+    });
     const canarySamples = await canary.stop();
     const vacuumSamples = vacuums ? await vacuums.stop() : null;
+    if (vacuums?.failure())
+      process.stderr.write(
+        `warning: the autovacuum watch stopped early (${vacuums.failure()}): windows after that show none\n`,
+      );
     const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
     const tiersAfter = tiers();
