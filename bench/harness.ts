@@ -688,13 +688,21 @@ export function startCanary(): { stop(): Promise<CanarySample[]> } {
  * timeline's windows), null where it has no sample.
  */
 export function canaryWindows(samples: CanarySample[], startMs: number, windows: number, windowS: number) {
+  return inWindows(samples, startMs, windows, windowS).map((xs) => (xs.length ? median(xs.map((s) => s.cpuUs)) : null));
+}
+
+/**
+ * Samples stamped with `at` (Date.now()) put into a rate timeline's windows: `windows` of `windowS` seconds from the
+ * second of `startMs`; a sample outside them is left out.
+ */
+function inWindows<T extends { at: number }>(samples: T[], startMs: number, windows: number, windowS: number): T[][] {
   const start = Math.floor(startMs / 1000) * 1000;
-  const by: number[][] = Array.from({ length: windows }, () => []);
+  const by: T[][] = Array.from({ length: windows }, () => []);
   for (const s of samples) {
     const w = Math.floor((s.at - start) / 1000 / windowS);
-    if (w >= 0 && w < windows) by[w]!.push(s.cpuUs);
+    if (w >= 0 && w < windows) by[w]!.push(s);
   }
-  return by.map((xs) => (xs.length ? median(xs) : null));
+  return by;
 }
 
 /** Which tables PostgreSQL's autovacuum workers were at in the database of a run, once a second (startAutovacuumWatch). */
@@ -761,13 +769,11 @@ export function startAutovacuumWatch(databaseUrl: string): {
  * a second), e.g. `{ 'VACUUM public.deliveries': 6 }`; empty where none ran.
  */
 export function autovacuumWindows(samples: AutovacuumSample[], startMs: number, windows: number, windowS: number) {
-  const start = Math.floor(startMs / 1000) * 1000;
-  const by: Record<string, number>[] = Array.from({ length: windows }, () => ({}));
-  for (const s of samples) {
-    const w = Math.floor((s.at - start) / 1000 / windowS);
-    if (w >= 0 && w < windows) for (const task of s.work) by[w]![task] = (by[w]![task] ?? 0) + 1;
-  }
-  return by;
+  return inWindows(samples, startMs, windows, windowS).map((xs) => {
+    const seconds: Record<string, number> = {};
+    for (const task of xs.flatMap((s) => s.work)) seconds[task] = (seconds[task] ?? 0) + 1;
+    return seconds;
+  });
 }
 
 export function median(xs: number[]): number {
