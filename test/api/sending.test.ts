@@ -439,9 +439,10 @@ describeApi('sending broadcasts', (h) => {
       }
   });
 
-  it("a dead worker's expired leases: claimed first when asked, otherwise only to fill the batch", async () => {
+  /** A broadcast sent to six contacts (`prefix0@example.com` …), its audience written: its deliveries' ids in id order. */
+  async function sixQueued(prefix: string) {
     const { ws, broadcast } = await setup();
-    for (let i = 0; i < 6; i++) await insertContact(h, ws, { email: `lease${i}@example.com` });
+    for (let i = 0; i < 6; i++) await insertContact(h, ws, { email: `${prefix}${i}@example.com` });
     expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
     while ((await sending.pipeline.materialize()) > 0);
     const k = h.db.kysely;
@@ -449,6 +450,23 @@ describeApi('sending broadcasts', (h) => {
       await k.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcast.id).orderBy('id').execute()
     ).map((r) => r.id);
     expect(ids).toHaveLength(6);
+    /** The worker holding the leases dies: they run out, the pipeline takes them over, each recipient gets it once. */
+    const finishAfterDeath = async () => {
+      await k
+        .updateTable('deliveries')
+        .set({ lease_expires_at: new Date(Date.now() - 60_000).toISOString() })
+        .where('broadcast_id', '=', broadcast.id)
+        .where('status', '=', 'SENDING')
+        .execute();
+      await sending.drain();
+      expect((await status(ws, broadcast.id)).status).toBe('SENT');
+      expect(sending.smtp.received.filter((m) => m.to.startsWith(prefix)).map((m) => m.to)).toHaveLength(6);
+    };
+    return { k, ids, finishAfterDeath };
+  }
+
+  it("a dead worker's expired leases: claimed first when asked, otherwise only to fill the batch", async () => {
+    const { k, ids, finishAfterDeath } = await sixQueued('lease');
     // Two deliveries a worker claimed and then died with: their leases ran out a minute ago.
     const past = new Date(Date.now() - 60_000).toISOString();
     await k
@@ -471,15 +489,40 @@ describeApi('sending broadcasts', (h) => {
     const rest = await claim(10, false);
     expect(rest).toEqual([...ids.slice(0, 2), ...ids.slice(2).filter((id) => !first.includes(id))].sort());
     // Worker w2 dies too: its leases run out, the pipeline takes them over and the broadcast completes.
-    await k
-      .updateTable('deliveries')
-      .set({ lease_expires_at: past })
-      .where('broadcast_id', '=', broadcast.id)
-      .where('status', '=', 'SENDING')
-      .execute();
-    await sending.drain();
-    expect((await status(ws, broadcast.id)).status).toBe('SENT');
-    expect(sending.smtp.received.filter((m) => m.to.startsWith('lease')).map((m) => m.to)).toHaveLength(6);
+    await finishAfterDeath();
+  });
+
+  it('a claim looks for due deliveries from `from` on, and from the start when nothing is due past it', async () => {
+    const { k, ids, finishAfterDeath } = await sixQueued('from');
+    // Three due a minute ago (written due behind where the last claim stopped), three due ten seconds ago.
+    const early = new Date(Date.now() - 60_000).toISOString();
+    const late = new Date(Date.now() - 10_000).toISOString();
+    await k.updateTable('deliveries').set({ next_attempt_at: early }).where('id', 'in', ids.slice(0, 3)).execute();
+    await k.updateTable('deliveries').set({ next_attempt_at: late }).where('id', 'in', ids.slice(3)).execute();
+    const store = new SqlDeliveryStore(h.db);
+    const now = new Date().toISOString();
+    const until = new Date(Date.now() + 60_000).toISOString();
+    const claim = async (limit: number) =>
+      (await store.claimDeliveries('w1', now, until, limit, 'all', { lapsed: false, from: late })).sort((a, b) =>
+        a.id.localeCompare(b.id),
+      );
+    // From `late` on: the early ones wait while deliveries are due past it; each carries its due time.
+    const first = await claim(2);
+    expect(first.map((d) => d.id).every((id) => ids.slice(3).includes(id))).toBe(true);
+    expect(first.map((d) => d.dueAt)).toEqual([late, late]);
+    const second = await claim(10);
+    expect(second.map((d) => d.id)).toEqual(ids.slice(3).filter((id) => !first.some((d) => d.id === id)));
+    // Nothing due past `late`: the same claim looks from the start and takes the early ones.
+    const third = await claim(10);
+    expect(third.map((d) => d.id)).toEqual(ids.slice(0, 3));
+    expect(third.map((d) => d.dueAt)).toEqual([early, early, early]);
+    expect(await claim(10)).toEqual([]);
+    // A claim without `from` takes from the range's start, as it always did.
+    await k.updateTable('deliveries').set({ status: 'QUEUED' }).where('id', 'in', [ids[0]!, ids[5]!]).execute();
+    const all = await store.claimDeliveries('w1', now, until, 1, 'all', { lapsed: false });
+    expect(all.map((d) => d.id)).toEqual([ids[0]]);
+    // Worker w1 dies: the pipeline takes its leases over and the broadcast completes.
+    await finishAfterDeath();
   });
 
   it('contacts who unsubscribe after the audience was taken are skipped', async () => {

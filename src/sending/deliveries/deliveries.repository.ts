@@ -36,6 +36,14 @@ export type ClaimLane = 'all' | 'transactional';
  * delivery sent leaves a dead entry in the SENDING range of the index until VACUUM reaches it: 60% into a
  * million-recipient send the expired-lease statement walked ~880,000 of them, 0.3–0.5 s a claim, and the rate fell from
  * ~750 to ~400 a second (bench:send --million --pg). The pipeline asks for them every few seconds (pipeline.ts).
+ *
+ * `from`: the due deliveries are looked for from that time on (`next_attempt_at >= from`) instead of from the range's
+ * start. The QUEUED range has the same dead entries, those of every delivery claimed since the last VACUUM, and a claim
+ * from the start walks them all: with a snapshot held open beside it (a materialisation's audience cursor, a report)
+ * PostgreSQL cannot even mark them dead, and a claim of 200 went from 7 to 25 ms over 120,000 claimed (bench/README.md,
+ * "The claim's walk"). The pipeline passes the latest due time it claimed last (so only that instant's claimed
+ * deliveries are walked) and looks from the start every few seconds, for a delivery written due before it; when nothing
+ * is due past `from`, the claim looks from the start at once.
  */
 export async function claimDeliveries(
   db: Executor,
@@ -45,9 +53,10 @@ export async function claimDeliveries(
   leaseUntil: string,
   limit: number,
   lane: ClaimLane = 'all',
-  { lapsed: lapsedFirst = true }: { lapsed?: boolean } = {},
+  { lapsed: lapsedFirst = true, from }: { lapsed?: boolean; from?: string } = {},
 ): Promise<ClaimedDelivery[]> {
-  const claim = async (due: SelectQueryBuilder<Database, 'deliveries', { id: string }>) => {
+  // `range`: the claim of the due range in due order, whose deliveries carry their due time (the pipeline's next `from`).
+  const claim = async (due: SelectQueryBuilder<Database, 'deliveries', { id: string }>, range = false) => {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked();
     const rows = await db
       .updateTable('deliveries')
@@ -73,6 +82,7 @@ export async function claimDeliveries(
         'created_at',
         'variant',
         'lane',
+        'next_attempt_at',
       ])
       .execute();
     return rows.map((r) => ({
@@ -85,6 +95,7 @@ export async function claimDeliveries(
       unsubscribeToken: r.unsubscribe_token,
       createdAt: toIso(r.created_at),
       variant: r.variant,
+      ...(range ? { dueAt: toIso(r.next_attempt_at) } : {}),
       ...(Number(r.lane) === 1 ? { transactional: true } : {}),
     }));
   };
@@ -115,7 +126,10 @@ export async function claimDeliveries(
     lapsedFirst || got.length >= limit ? got : [...got, ...(await claimLapsed(limit - got.length))];
   if (lane === 'transactional' || expired.length + transactional.length >= limit)
     return fill([...expired, ...transactional]);
-  const queued = await claim(due(limit - expired.length - transactional.length));
+  const rest = due(limit - expired.length - transactional.length);
+  // From `from` on; from the start when nothing is due past it, so a claim comes back empty only when nothing is due.
+  let queued = from === undefined ? [] : await claim(rest.where('next_attempt_at', '>=', from), true);
+  if (!queued.length) queued = await claim(rest, true);
   return fill([...expired, ...transactional, ...queued]);
 }
 

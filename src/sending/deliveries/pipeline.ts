@@ -118,6 +118,12 @@ const MAX_MATERIALIZE_PAUSE_MS = 1_000;
 /** How often the queue's lead is counted in the database while the audience's writing waits on it (materializeLead). */
 const LEAD_COUNT_EVERY_MS = 5_000;
 const LAPSED_EVERY_MS = 5_000;
+/**
+ * How often a claim of the broadcasts' lane looks for due deliveries from the start of the due range; the others look
+ * from the latest due time the last one took (claimDeliveries, `from`). A delivery written due before that time (by a
+ * clock behind this one, or a write that committed late) waits this long at most.
+ */
+const RANGE_EVERY_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The content and files of one chunk of transactional emails at most (renderEmails). */
@@ -156,6 +162,9 @@ export class DeliveryPipeline {
     null;
   /** When a claim of each lane last looked for expired leases first. */
   private readonly lastLapsedLook = new Map<'all' | 'transactional', number>();
+  /** The latest due time the broadcasts' lane claimed last, and when a claim last looked from the range's start. */
+  private claimFrom: string | undefined;
+  private lastRangeLook = Number.NEGATIVE_INFINITY;
   private readonly destinations: DestinationResolver;
   /** Where its messages are made (send-threads.ts). */
   readonly renderer: MessageRenderer;
@@ -283,14 +292,29 @@ export class DeliveryPipeline {
       performance.now() - (this.lastLapsedLook.get(lane) ?? -Infinity) >=
       Math.min(LAPSED_EVERY_MS, this.opts.leaseMs / 4);
     if (lapsedNow) this.lastLapsedLook.set(lane, performance.now());
+    // The broadcasts' due deliveries from where the last claim stopped, not past the dead index entries of all those
+    // claimed before it; from the range's start every RANGE_EVERY_MS.
+    let from: string | undefined;
+    if (!transactionalOnly) {
+      if (this.claimFrom === undefined || performance.now() - this.lastRangeLook >= RANGE_EVERY_MS)
+        this.lastRangeLook = performance.now();
+      else from = this.claimFrom;
+    }
     const claimed = await this.store.claimDeliveries(
       this.opts.workerId,
       iso(start),
       iso(start + this.opts.leaseMs),
       transactionalOnly ? this.opts.emails.batchSize : this.opts.batchSize,
       lane,
-      { lapsed: lapsedNow },
+      from === undefined ? { lapsed: lapsedNow } : { lapsed: lapsedNow, from },
     );
+    if (!transactionalOnly) {
+      // The latest due time claimed (ISO text of one format compares as the times do).
+      let latest: string | undefined;
+      for (const d of claimed)
+        if (d.dueAt !== undefined && (latest === undefined || d.dueAt > latest)) latest = d.dueAt;
+      if (latest !== undefined) this.claimFrom = latest;
+    }
     if (!claimed.length) return 0;
     if (!transactionalOnly) this.claimedRows += claimed.length;
     if (!transactionalOnly && claimed.length >= this.opts.batchSize) this.lastFullClaim = performance.now();

@@ -34,8 +34,11 @@ export interface DeliveryStore {
     leaseUntil: string,
     limit: number,
     lane?: 'all' | 'transactional',
-    /** `lapsed: false`: expired leases only to fill the batch (deliveries.repository.ts, claimDeliveries). */
-    options?: { lapsed?: boolean },
+    /**
+     * `lapsed: false`: expired leases only to fill the batch; `from`: the broadcasts' due deliveries from that due time
+     * on (deliveries.repository.ts, claimDeliveries).
+     */
+    options?: { lapsed?: boolean; from?: string },
   ): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
   /**
@@ -121,6 +124,11 @@ export interface ClaimedDelivery {
   unsubscribeToken: string;
   /** When it was queued (a delivery waiting for its destination longer than SEND_PACING's giveUpAfterMs fails). */
   createdAt: string;
+  /**
+   * When it was due (`next_attempt_at`), on those a claim took from the due range in due order (not an expired lease's,
+   * not the transactional lane's taken first): where the pipeline's next claim looks from (claimDeliveries, `from`).
+   */
+  dueAt?: string;
   /** An A/B broadcast's delivery: the variant whose message it gets (docs/ab-tests.md); null or absent: the broadcast's. */
   variant?: string | null;
   /** A transactional email's recipient (lane 1, docs/emails.md): contact status and topics do not apply. */
