@@ -65,6 +65,9 @@ export function parseCommandLine<const O extends OptionsConfig>(
   return parsed.values;
 }
 
+/** The options `postgresUrlOf` reads, for a benchmark's parseCommandLine. */
+export const POSTGRES_OPTIONS = { pg: { type: 'boolean' }, 'database-url': { type: 'string' } } as const;
+
 /**
  * The PostgreSQL server a benchmark's `--pg` / `--database-url URL` options name: URL, or with `--pg` alone
  * TEST_DATABASE_URL; undefined without either. A BenchError when `--pg` has neither.
