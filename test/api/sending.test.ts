@@ -525,6 +525,49 @@ describeApi('sending broadcasts', (h) => {
     await finishAfterDeath();
   });
 
+  it('the pipeline claims from where its last claim stopped: a delivery written due before it waits until the look from the start', async () => {
+    for (const every of [60_000, 0]) {
+      const { k, ids, finishAfterDeath } = await sixQueued(`behind${every}`);
+      const late = new Date(Date.now() - 10_000).toISOString();
+      await k.updateTable('deliveries').set({ next_attempt_at: late }).where('id', 'in', ids).execute();
+      const pipeline = sending.build({ batchSize: 2, rangeLookEveryMs: every });
+      onTestFinished(() => pipeline.close());
+      const statusOf = async (id: string) =>
+        (await k.selectFrom('deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+      expect(await pipeline.sendBatch()).toBe(2);
+      // One of the four left is written due a minute earlier than where the claims stopped.
+      const queued = (
+        await k
+          .selectFrom('deliveries')
+          .select('id')
+          .where('id', 'in', ids)
+          .where('status', '=', 'QUEUED')
+          .orderBy('id')
+          .execute()
+      ).map((r) => r.id);
+      expect(queued).toHaveLength(4);
+      const behind = queued[3]!;
+      await k
+        .updateTable('deliveries')
+        .set({ next_attempt_at: new Date(Date.now() - 60_000).toISOString() })
+        .where('id', '=', behind)
+        .execute();
+      if (every === 0) {
+        // Every claim looks from the start: the one due earliest goes first.
+        expect(await pipeline.sendBatch()).toBe(2);
+        expect(await statusOf(behind)).not.toBe('QUEUED');
+      } else {
+        // While deliveries are due past where the claims stopped, it waits; when none is, the claim looks from the start.
+        expect(await pipeline.sendBatch()).toBe(2);
+        expect(await pipeline.sendBatch()).toBe(1);
+        expect(await statusOf(behind)).toBe('QUEUED');
+        expect(await pipeline.sendBatch()).toBe(1);
+        expect(await statusOf(behind)).not.toBe('QUEUED');
+      }
+      await finishAfterDeath();
+    }
+  });
+
   it('contacts who unsubscribe after the audience was taken are skipped', async () => {
     const { ws, broadcast } = await setup();
     await insertContact(h, ws, { email: 'stays@example.com' });

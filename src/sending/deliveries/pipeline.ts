@@ -4,6 +4,7 @@ import { parseMailbox } from '../../lib/email.js';
 import { classifySendError } from '../../mail/outcome.js';
 import type { RelayProfileName } from '../../mail/relay-profiles.js';
 import type { Mailer } from '../../mail/transport.js';
+import { ClaimCursor, RANGE_EVERY_MS } from './claim-cursor.js';
 import { DestinationResolver, domainOf, type MxLookup } from './destinations.js';
 import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';
@@ -73,6 +74,8 @@ export interface PipelineOptions {
   materializeLead?: number;
   /** How often that lead is counted in the database (default LEAD_COUNT_EVERY_MS; tests: 0, every time). */
   leadCountEveryMs?: number;
+  /** How often the broadcasts' lane claims from the due range's start (default RANGE_EVERY_MS; claimDeliveries `from`). */
+  rangeLookEveryMs?: number;
   /** How the pause between two slices is waited (a timer; tests give one that records). */
   pause?: (ms: number) => Promise<void>;
   /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
@@ -118,12 +121,6 @@ const MAX_MATERIALIZE_PAUSE_MS = 1_000;
 /** How often the queue's lead is counted in the database while the audience's writing waits on it (materializeLead). */
 const LEAD_COUNT_EVERY_MS = 5_000;
 const LAPSED_EVERY_MS = 5_000;
-/**
- * How often a claim of the broadcasts' lane looks for due deliveries from the start of the due range; the others look
- * from the latest due time the last one took (claimDeliveries, `from`). A delivery written due before that time (by a
- * clock behind this one, or a write that committed late) waits this long at most.
- */
-const RANGE_EVERY_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The content and files of one chunk of transactional emails at most (renderEmails). */
@@ -162,9 +159,8 @@ export class DeliveryPipeline {
     null;
   /** When a claim of each lane last looked for expired leases first. */
   private readonly lastLapsedLook = new Map<'all' | 'transactional', number>();
-  /** The latest due time the broadcasts' lane claimed last, and when a claim last looked from the range's start. */
-  private claimFrom: string | undefined;
-  private lastRangeLook = Number.NEGATIVE_INFINITY;
+  /** Where the broadcasts' lane claims from (claim-cursor.ts). */
+  private readonly claimCursor: ClaimCursor;
   private readonly destinations: DestinationResolver;
   /** Where its messages are made (send-threads.ts). */
   readonly renderer: MessageRenderer;
@@ -179,6 +175,7 @@ export class DeliveryPipeline {
     private readonly log: FastifyBaseLogger,
   ) {
     this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
+    this.claimCursor = new ClaimCursor(opts.rangeLookEveryMs ?? RANGE_EVERY_MS);
     this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log, { nice: opts.sendThreadsNice ?? 0 });
     this.secret = new Uint8Array(opts.secret);
     this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) =>
@@ -293,28 +290,18 @@ export class DeliveryPipeline {
       Math.min(LAPSED_EVERY_MS, this.opts.leaseMs / 4);
     if (lapsedNow) this.lastLapsedLook.set(lane, performance.now());
     // The broadcasts' due deliveries from where the last claim stopped, not past the dead index entries of all those
-    // claimed before it; from the range's start every RANGE_EVERY_MS.
-    let from: string | undefined;
-    if (!transactionalOnly) {
-      if (this.claimFrom === undefined || performance.now() - this.lastRangeLook >= RANGE_EVERY_MS)
-        this.lastRangeLook = performance.now();
-      else from = this.claimFrom;
-    }
+    // claimed before it; from the range's start every rangeLookEveryMs.
+    const limit = transactionalOnly ? this.opts.emails.batchSize : this.opts.batchSize;
+    const ticket = transactionalOnly ? null : this.claimCursor.begin(performance.now());
     const claimed = await this.store.claimDeliveries(
       this.opts.workerId,
       iso(start),
       iso(start + this.opts.leaseMs),
-      transactionalOnly ? this.opts.emails.batchSize : this.opts.batchSize,
+      limit,
       lane,
-      from === undefined ? { lapsed: lapsedNow } : { lapsed: lapsedNow, from },
+      ticket?.from === undefined ? { lapsed: lapsedNow } : { lapsed: lapsedNow, from: ticket.from },
     );
-    if (!transactionalOnly) {
-      // The latest due time claimed (ISO text of one format compares as the times do).
-      let latest: string | undefined;
-      for (const d of claimed)
-        if (d.dueAt !== undefined && (latest === undefined || d.dueAt > latest)) latest = d.dueAt;
-      if (latest !== undefined) this.claimFrom = latest;
-    }
+    if (ticket) this.claimCursor.note(ticket, claimed, limit, performance.now());
     if (!claimed.length) return 0;
     if (!transactionalOnly) this.claimedRows += claimed.length;
     if (!transactionalOnly && claimed.length >= this.opts.batchSize) this.lastFullClaim = performance.now();
