@@ -40,10 +40,10 @@ export type ClaimLane = 'all' | 'transactional';
  * `from`: the due deliveries are looked for from that time on (`next_attempt_at >= from`) instead of from the range's
  * start. The QUEUED range has the same dead entries, those of every delivery claimed since the last VACUUM, and a claim
  * from the start walks them all: with a snapshot held open beside it (a materialisation's audience cursor, a report)
- * PostgreSQL cannot even mark them dead, and a claim of 200 went from 7 to 25 ms over 120,000 claimed (bench/README.md,
- * "The claim's walk"). The pipeline passes the latest due time it claimed last (so only that instant's claimed
- * deliveries are walked) and looks from the start every few seconds, for a delivery written due before it; when nothing
- * is due past `from`, the claim looks from the start at once.
+ * PostgreSQL cannot even mark them dead, and a claim of 100 went from 6.7 to 43 ms over 300,000 claimed (bench/README.md,
+ * "`npm run bench:claim`"). The pipeline passes the latest due time it claimed last (claim-cursor.ts; only that
+ * instant's claimed deliveries are walked) and looks from the start every few seconds, for a delivery written due
+ * before it; when nothing is due past `from`, the claim looks from the start at once.
  */
 export async function claimDeliveries(
   db: Executor,
