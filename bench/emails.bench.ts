@@ -44,6 +44,7 @@ import {
   alive,
   cannonAmount,
   cpuSeconds,
+  machineCpuSeconds,
   createSendingWorkspace,
   expectStatus,
   fmt,
@@ -459,6 +460,25 @@ function sinkRun(s: SinkStats, expected: number): SinkRun {
   };
 }
 
+interface CpuSnapshot {
+  serve: number;
+  worker: number;
+  sink: number;
+  bench: number;
+  machine: number;
+  at: number;
+}
+
+/** CPU milliseconds a message by part (`workerMs` with --worker-process only), and the busy cores meanwhile. */
+interface CpuPerMessage {
+  formcastMs: number;
+  workerMs: number | null;
+  sinkMs: number;
+  clientsMs: number;
+  machineMs: number;
+  cores: number;
+}
+
 /** Until the API shows no email QUEUED (every delivery recorded as sent), at most 60 s; false if some still are. */
 async function noneQueued(server: Server, headers: Record<string, string>): Promise<boolean> {
   const deadline = Date.now() + 60_000;
@@ -506,7 +526,28 @@ async function runE2e(opts: Options, sink: Sink) {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   // The CPU time of Formcast's processes (serve, and the worker with --worker-process), user and system, all threads:
   // the autocannon clients and the sink are not in it.
-  const formcastCpu = () => cpuSeconds(server.child.pid!) + (worker ? cpuSeconds(worker.pid!) : 0);
+  // The CPU seconds of each part of the machine's load, to read per message between two snapshots: Formcast's
+  // processes, the SMTP sink's, this process's (the autocannon clients and the polling) and the machine's in all.
+  const snapshot = () => ({
+    serve: cpuSeconds(server.child.pid!),
+    worker: worker ? cpuSeconds(worker.pid!) : 0,
+    sink: cpuSeconds(sink.pid),
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    machine: machineCpuSeconds(),
+    at: nowMs(),
+  });
+  const perMessage = (a: CpuSnapshot, b: CpuSnapshot): CpuPerMessage => {
+    const ms = (k: keyof CpuSnapshot) => ((b[k] - a[k]) * 1000) / n;
+    return {
+      formcastMs: ms('serve') + ms('worker'),
+      workerMs: worker ? ms('worker') : null,
+      sinkMs: ms('sink'),
+      clientsMs: ms('bench'),
+      machineMs: ms('machine'),
+      /** The machine's busy cores meanwhile (2 on two cores: the CPU is the limit). */
+      cores: (b.machine - a.machine) / ((b.at - a.at) / 1000),
+    };
+  };
   try {
     // The emails: N requests at --connections clients, each to its own address.
     await sink.reset();
@@ -514,7 +555,7 @@ async function runE2e(opts: Options, sink: Sink) {
       `e2e: ${fmt(n)} emails over the API, ${opts.connections} connections, each to its own address ...\n`,
     );
     let next = 0;
-    const cpuEmails0 = formcastCpu();
+    const cpuEmails0 = snapshot();
     const start = nowMs();
     const { result, seconds, statuses } = await cannonAmount({
       url: server.url,
@@ -544,7 +585,7 @@ async function runE2e(opts: Options, sink: Sink) {
     const emailsStats = await waitForSink(sink, n, 'emails', () => checkAlive(server));
     const emailsLatest = await sink.stats();
     const recorded = await noneQueued(server, headers);
-    const cpuEmails = formcastCpu() - cpuEmails0;
+    const cpuEmails = perMessage(cpuEmails0, snapshot());
     const emails = {
       ...sinkRun(emailsLatest.count > emailsStats.count ? emailsLatest : emailsStats, n),
       acceptSeconds: seconds,
@@ -559,14 +600,14 @@ async function runE2e(opts: Options, sink: Sink) {
           ? (emailsStats.unique - atAccepted.unique) / ((emailsStats.last! - acceptedAt) / 1000)
           : null,
       allRecorded: recorded,
-      /** Formcast's CPU a message, from the first request until none is QUEUED (acceptance and sending). */
-      cpuMsPerMessage: (cpuEmails * 1000) / n,
+      /** The CPU a message, from the first request until none is QUEUED (acceptance and sending), by part. */
+      cpu: cpuEmails,
     };
 
     // The broadcast: the same server and sink, N contacts.
     await sink.reset();
     process.stderr.write(`e2e: one broadcast to ${fmt(n)} contacts ...\n`);
-    const cpuBroadcast0 = formcastCpu();
+    const cpuBroadcast0 = snapshot();
     const sentAt = nowMs();
     const broadcastId = await sendBroadcast(server, headers);
     const bStats = await waitForSink(sink, n, 'broadcast', () => checkAlive(server));
@@ -584,14 +625,14 @@ async function runE2e(opts: Options, sink: Sink) {
       ).status;
       if (status === 'SENDING') await sleep(250);
     }
-    const cpuBroadcast = formcastCpu() - cpuBroadcast0;
+    const cpuBroadcast = perMessage(cpuBroadcast0, snapshot());
     const bLatest = await sink.stats();
     const broadcast = {
       ...sinkRun(bLatest.count > bStats.count ? bLatest : bStats, n),
       totalSeconds: (bStats.last! - sentAt) / 1000,
       status,
-      /** Formcast's CPU a message, from the send request until the broadcast is SENT. */
-      cpuMsPerMessage: (cpuBroadcast * 1000) / n,
+      /** The CPU a message, from the send request until the broadcast is SENT, by part. */
+      cpu: cpuBroadcast,
     };
     const ratio = broadcast.perSec > 0 ? emails.perSec / broadcast.perSec : 0;
     const complete = (r: SinkRun) => r.missing === 0 && r.duplicates === 0 && r.signed === r.messages;
@@ -814,7 +855,14 @@ function report(
       `   emails accepted:                      ${fmt(e2e.emails.acceptPerSec, 0)}/s over ${fmt(e2e.emails.acceptSeconds, 1)} s, p99 ${e2e.emails.acceptP99Ms} ms (the worker sending meanwhile)`,
       `   emails sent after the last accept:    ${fmt(e2e.emails.afterAccept)} at ${fmt(e2e.emails.afterAcceptPerSec, 0)} msg/s (the API quiet)`,
       `   ratio emails/broadcast (msg/s):       ${e2e.ratio.toFixed(3)}x   goal >= ${E2E_RATIO_GOAL}x   ${pass(e2e.ratio >= E2E_RATIO_GOAL)}`,
-      `   formcast's CPU a message:             emails ${fmt(e2e.emails.cpuMsPerMessage, 3)} ms (accepted and sent), broadcast ${fmt(e2e.broadcast.cpuMsPerMessage, 3)} ms: ${e2e.broadcast.cpuMsPerMessage > 0 ? `${(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage).toFixed(3)}x` : '-'} (a reading, not a goal: the clients and the sink are not in it; the emails run first, on a fresh server)`,
+      `   formcast's CPU a message:             emails ${fmt(e2e.emails.cpu.formcastMs, 3)} ms (accepted and sent), broadcast ${fmt(e2e.broadcast.cpu.formcastMs, 3)} ms: ${(e2e.emails.cpu.formcastMs / e2e.broadcast.cpu.formcastMs).toFixed(3)}x (a reading, not a goal: the emails run first, on a fresh server)`,
+      ...(e2e.emails.cpu.workerMs !== null && e2e.broadcast.cpu.workerMs !== null
+        ? [
+            `   of it formcast worker's:              emails ${fmt(e2e.emails.cpu.workerMs, 3)} ms, broadcast ${fmt(e2e.broadcast.cpu.workerMs, 3)} ms (the rest is formcast serve's)`,
+          ]
+        : []),
+      `   the sink's, the clients':             emails ${fmt(e2e.emails.cpu.sinkMs, 3)} and ${fmt(e2e.emails.cpu.clientsMs, 3)} ms, broadcast ${fmt(e2e.broadcast.cpu.sinkMs, 3)} and ${fmt(e2e.broadcast.cpu.clientsMs, 3)} ms (this process: autocannon and the polling)`,
+      `   the machine's CPU a message:          emails ${fmt(e2e.emails.cpu.machineMs, 3)} ms (${fmt(e2e.emails.cpu.cores, 2)} cores busy), broadcast ${fmt(e2e.broadcast.cpu.machineMs, 3)} ms (${fmt(e2e.broadcast.cpu.cores, 2)} cores): ${(e2e.broadcast.cpu.machineMs / e2e.emails.cpu.machineMs).toFixed(3)}x inverted (what the ratio reads when the cores are the limit)`,
       `   all arrived once, signed; recorded:   ${e2e.ok ? 'ok' : `FAILED (emails none QUEUED: ${e2e.emails.allRecorded}, broadcast ${e2e.broadcast.status})`}`,
     );
   }
@@ -833,6 +881,8 @@ function report(
   process.stdout.write(out.join('\n'));
   const ok = (accept?.ok ?? true) && (e2e?.ok ?? true) && (receipt?.ok ?? true);
   const r3 = (n: number) => round(n, 3);
+  const cpuJson = (c: CpuPerMessage) =>
+    Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v === null ? null : round(v, 3)]));
   const sinkJson = (r: SinkRun) => ({ ...r, seconds: round(r.seconds, 2), perSec: round(r.perSec) });
   process.stdout.write(
     `${JSON.stringify({
@@ -863,15 +913,15 @@ function report(
           afterAccept: e2e.emails.afterAccept,
           afterAcceptPerSec: round(e2e.emails.afterAcceptPerSec),
           totalSeconds: round(e2e.emails.totalSeconds, 2),
-          cpuMsPerMessage: round(e2e.emails.cpuMsPerMessage, 3),
+          cpu: cpuJson(e2e.emails.cpu),
         },
         broadcast: {
           ...sinkJson(e2e.broadcast),
           totalSeconds: round(e2e.broadcast.totalSeconds, 2),
-          cpuMsPerMessage: round(e2e.broadcast.cpuMsPerMessage, 3),
+          cpu: cpuJson(e2e.broadcast.cpu),
         },
-        cpuRatio:
-          e2e.broadcast.cpuMsPerMessage > 0 ? r3(e2e.emails.cpuMsPerMessage / e2e.broadcast.cpuMsPerMessage) : null,
+        cpuRatio: r3(e2e.emails.cpu.formcastMs / e2e.broadcast.cpu.formcastMs),
+        machineCpuRatio: r3(e2e.emails.cpu.machineMs / e2e.broadcast.cpu.machineMs),
         ratio: r3(e2e.ratio),
         loadAvg1m: round(e2e.loadAvg1m, 2),
       },

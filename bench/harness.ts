@@ -323,6 +323,8 @@ export interface SinkStats {
 
 export interface Sink {
   port: number;
+  /** The sink's process (its CPU is read by the benchmarks that account for the whole machine's). */
+  pid: number;
   stats(): Promise<SinkStats>;
   reset(): Promise<void>;
   /**
@@ -383,6 +385,7 @@ export async function startSmtpSink(): Promise<Sink> {
   const request = ipcRequester(child, 'the SMTP sink', output);
   return {
     port: Number(match[1]),
+    pid: child.pid!,
     stats: () => request<SinkStats>('stats', 'stats'),
     reset: () => request<void>('reset', 'reset'),
     marks: () => request<{ marks: Record<string, number> }>('marks', 'marks').then((m) => m.marks),
@@ -598,6 +601,13 @@ export function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The busy CPU seconds of the whole machine, all cores (/proc/stat: all but idle and iowait). */
+export function machineCpuSeconds(): number {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
 }
 
 /**

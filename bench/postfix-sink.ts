@@ -180,6 +180,7 @@ export async function startPostfixSink(): Promise<PostfixSink> {
 
   return {
     port,
+    pid: child.pid!,
     stats: async () => stats(),
     reset: async () => {
       for (const d of fs.readdirSync(root)) fs.rmSync(path.join(root, d), { recursive: true, force: true });
