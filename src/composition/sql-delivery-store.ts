@@ -20,9 +20,14 @@ import { getSigningKey } from '../mail-setup/index.js';
 import { insertTrackingEvents, recordEvent } from '../outbox/index.js';
 import { recordBounce, reportRules, type ReportRules } from '../sending/bounces/bounces.service.js';
 import { tripIfOver, type FinalFloor } from '../sending/broadcasts/broadcasts.breaker.js';
-import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
+import {
+  getBroadcast,
+  getBroadcastsForSending,
+  sendingMaterializedBroadcasts,
+} from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
 import { abBatch, selectTestShare, withVariant, type AbSelection } from '../sending/broadcasts/broadcasts.ab.js';
+import type { Broadcast } from '../sending/broadcasts/broadcasts.schemas.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
 import { withLocalReleases } from '../sending/deliveries/local-time.js';
 import {
@@ -33,7 +38,7 @@ import {
   type MaterializedRecipient,
 } from '../sending/deliveries/deliveries.batch-sql.js';
 import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
-import { emailPartsForSending } from '../sending/emails/emails.repository.js';
+import { emailPartsForSending, emailsPartsForSending } from '../sending/emails/emails.repository.js';
 import { claimDeliveries, countQueued, renewLeases } from '../sending/deliveries/deliveries.repository.js';
 import type {
   AttemptOutcome,
@@ -43,6 +48,7 @@ import type {
   MaterializationJob,
   Recipient,
   SendingBroadcast,
+  TransactionalParts,
 } from '../sending/deliveries/store.js';
 
 /**
@@ -65,6 +71,13 @@ import type {
  * floor is counted again each time its bounces reach the limit's share of it, rarely; at a million recipients the
  * counts of the minute's weighing cost SQLite's one thread up to a second (bench/README.md, "The breaker's count").
  */
+/** prefetchForSending reads a batch's emails this many at a time (bound parameters a query: SQLite allows 32,766). */
+const PREFETCH_CHUNK = 500;
+
+/** The batch memo's key of what prefetchForSending read ahead for one email. */
+const readAheadKey = (kind: 'broadcast' | 'parts', workspaceId: string, id: string) =>
+  `${kind}\u0000${workspaceId}\u0000${id}`;
+
 const WEIGH_ALWAYS_BELOW = 2_000;
 const WEIGH_AFTER_SHARE = 0.1;
 const BREAKER_EVERY_MS = 60_000;
@@ -386,6 +399,31 @@ export class SqlDeliveryStore implements DeliveryStore {
     return renewLeases(this.db.kysely, owner, leaseUntil);
   }
 
+  prefetchForSending(workspaceId: string, broadcastIds: readonly string[], memo: Map<string, Promise<unknown>>): void {
+    // Transactional emails only (`em_…`): a broadcast's batch is one message, read once anyway.
+    const ids = [...new Set(broadcastIds)].filter(
+      (id) => id.startsWith('em_') && !memo.has(readAheadKey('broadcast', workspaceId, id)),
+    );
+    if (ids.length < 2) return;
+    const k = this.db.kysely;
+    for (let i = 0; i < ids.length; i += PREFETCH_CHUNK) {
+      const chunk = ids.slice(i, i + PREFETCH_CHUNK);
+      // Four queries for the chunk (its hidden broadcasts; its emails' recipients and headers, and their files):
+      // each email's own entries in the memo are what broadcastForSending takes instead of reading.
+      const broadcastsRead = getBroadcastsForSending(k, workspaceId, chunk);
+      const partsRead = emailsPartsForSending(k, workspaceId, chunk);
+      for (const id of chunk) {
+        const broadcast = broadcastsRead.then((found) => found.get(id));
+        const parts = partsRead.then((found) => found.get(id));
+        // Awaited by broadcastForSending; one the batch never reaches (it failed before) is not an unhandled rejection.
+        broadcast.catch(() => {});
+        parts.catch(() => {});
+        memo.set(readAheadKey('broadcast', workspaceId, id), broadcast);
+        memo.set(readAheadKey('parts', workspaceId, id), parts);
+      }
+    }
+  }
+
   async broadcastForSending(
     workspaceId: string,
     broadcastId: string,
@@ -394,12 +432,18 @@ export class SqlDeliveryStore implements DeliveryStore {
     memo?: Map<string, Promise<unknown>>,
   ): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
+    // What prefetchForSending read ahead for the batch, if it did.
+    const readAhead = <T>(kind: 'broadcast' | 'parts') =>
+      memo?.get(readAheadKey(kind, workspaceId, broadcastId)) as Promise<T | undefined> | undefined;
     // A transactional email's hidden broadcast (its id is the email's, `em_…`): its recipients, headers and files, read
     // beside the broadcast. The reads of one call go together, not one after the other: each waits its turn on SQLite's
     // one connection behind the API's requests (bench:emails, e2e), so a chain of them is a wait for each link.
-    const partsRead = broadcastId.startsWith('em_') ? emailPartsForSending(k, workspaceId, broadcastId) : null;
+    const partsRead = broadcastId.startsWith('em_')
+      ? (readAhead<TransactionalParts>('parts') ?? emailPartsForSending(k, workspaceId, broadcastId))
+      : null;
     partsRead?.catch(() => {}); // awaited below, or not needed when the broadcast is gone
-    const stored = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
+    const stored = await (readAhead<Broadcast>('broadcast') ??
+      getBroadcast(k, workspaceId, broadcastId, { automationMessages: true }));
     if (!stored) return undefined;
     // An A/B variant's recipients get the broadcast with the variant applied (its subject, sender, body).
     const broadcast = withVariant(stored, stored.abTest, variant ?? null);

@@ -12,6 +12,7 @@ import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import type { Received } from '../helpers/smtp.js';
 import { useSending } from '../helpers/sending.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { createRenderer } from '../../src/sending/deliveries/send-threads.js';
 import pino from 'pino';
 
@@ -266,6 +267,51 @@ describeApi('transactional email', (h) => {
       expect(m.parsed.messageId).toMatch(/^<dlv_/);
       expect((await get(ws, ids[i - 1]!)).status).toBe('SENT');
     }
+  });
+
+  it("a batch's emails are read ahead together (prefetchForSending): each gets what a read of its own gives, its files in order; another workspace's email is not read", async () => {
+    const { ws, from } = await setup();
+    const other = await setup();
+    const file = (name: string) => ({ filename: name, content: Buffer.from(`file ${name}`).toString('base64') });
+    const ids: string[] = [];
+    for (const i of [1, 2, 3]) {
+      const res = await send(ws, {
+        from,
+        to: [`ahead${i}@example.com`],
+        ...(i === 1 ? { cc: ['copy@example.com'] } : {}),
+        subject: `Ahead ${i}`,
+        html: `<p>Ahead ${i}</p>`,
+        ...(i === 2 ? { headers: { 'X-Ahead': 'two' } } : {}),
+        ...(i !== 3 ? { attachments: [file(`${i}-z.txt`), file(`${i}-a.txt`)] } : {}),
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      ids.push(res.json().id);
+    }
+    const foreign = await send(other.ws, {
+      from: other.from,
+      to: ['theirs@example.com'],
+      subject: 'x',
+      html: '<p>x</p>',
+    });
+    expect(foreign.statusCode).toBe(202);
+    const store = new SqlDeliveryStore(h.db);
+    const alone = await Promise.all(ids.map((id) => store.broadcastForSending(ws.id, id, TEST_SECRET)));
+    const memo = new Map<string, Promise<unknown>>();
+    store.prefetchForSending(ws.id, [...ids, foreign.json().id], memo);
+    const ahead = await Promise.all(ids.map((id) => store.broadcastForSending(ws.id, id, TEST_SECRET, null, memo)));
+    expect(ahead).toEqual(alone);
+    expect(ahead.map((b) => b?.transactional?.attachments.map((a) => a.filename))).toEqual([
+      ['1-z.txt', '1-a.txt'],
+      ['2-z.txt', '2-a.txt'],
+      [],
+    ]);
+    expect(ahead[0]?.transactional?.cc).toEqual(['copy@example.com']);
+    expect(ahead[1]?.transactional?.headers).toEqual({ 'X-Ahead': 'two' });
+    expect(Buffer.from(ahead[1]!.transactional!.attachments[1]!.content).toString()).toBe('file 2-a.txt');
+    // Read ahead under this workspace, the other's email is not found, as a read of its own would not find it.
+    expect(await store.broadcastForSending(ws.id, foreign.json().id, TEST_SECRET, null, memo)).toBeUndefined();
+    expect(await store.broadcastForSending(ws.id, foreign.json().id, TEST_SECRET)).toBeUndefined();
+    await sending.drain(); // sent, so that the next test's batch is its own
   });
 
   it('emails are made ten to a render task, and at most 1 MiB of content and files to a task (one larger goes alone)', async () => {

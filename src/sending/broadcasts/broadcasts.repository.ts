@@ -199,6 +199,26 @@ export async function getBroadcast(
 }
 
 /**
+ * Several broadcasts of a workspace by id, hidden rows included (what getBroadcast gives with `automationMessages`), in
+ * one query: the delivery pipeline's batch of transactional emails is a hidden broadcast per email (bench:emails, e2e).
+ * Those not found are left out.
+ */
+export async function getBroadcastsForSending(
+  db: Executor,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Map<string, Broadcast>> {
+  if (!ids.length) return new Map();
+  const rows = await db
+    .selectFrom('broadcasts')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, toBroadcast(r)]));
+}
+
+/**
  * What the circuit breaker reads of a broadcast on every weighing: its status and `breaker_since` (an ISO string on
  * both databases: PostgreSQL's driver gives a Date). One read by key of two columns; an automation's or a
  * transactional email's hidden row is not weighed (undefined, as getBroadcast without `automationMessages`).

@@ -339,6 +339,14 @@ export class DeliveryPipeline {
         read.catch(() => {}); // awaited below; one the batch never reaches (it failed before) is not an unhandled rejection
         recipientsOf.set(workspaceId, read);
       }
+      // A batch of emails is a message per email: the store may read their rows a few queries for the batch.
+      if (this.store.prefetchForSending)
+        for (const [workspaceId, ds] of byWorkspace)
+          this.store.prefetchForSending(
+            workspaceId,
+            ds.filter((d) => d.transactional).map((d) => d.broadcastId),
+            memo,
+          );
       // Every message's broadcast asked for at once (a batch of emails is a message per email): on SQLite's one
       // connection reads asked one after the other each wait behind the API's requests (bench:emails, e2e).
       const sendings = [...byMessage.values()].map((deliveries) => {

@@ -53,6 +53,12 @@ export interface DeliveryStore {
     variant?: string | null,
     memo?: Map<string, Promise<unknown>>,
   ): Promise<SendingBroadcast | undefined>;
+  /**
+   * Optional: reads ahead into `memo` (the batch's) what broadcastForSending will read of these broadcasts of one
+   * workspace, so that a batch of transactional emails (a hidden broadcast per email) is read in a few queries rather
+   * than a few per email. broadcastForSending gives the same without it.
+   */
+  prefetchForSending?(workspaceId: string, broadcastIds: readonly string[], memo: Map<string, Promise<unknown>>): void;
   /** A/B broadcasts whose wait has ended get their winner (docs/ab-tests.md); returns those chosen. */
   chooseDueWinners?(now: string): Promise<{ id: string; workspaceId: string; variant: string }[]>;
   /** The recipients of these deliveries as they are now: contact data, and whether they may still be mailed. */

@@ -192,13 +192,8 @@ async function withRecipients(db: Executor, workspaceId: string, rows: readonly 
     .where('broadcast_id', 'in', ids)
     .orderBy('id')
     .execute();
-  const files = await db
-    .selectFrom('email_attachments')
+  const files = await attachmentsOf(db, workspaceId, ids)
     .select(['email_id', 'filename', 'content_type', 'size'])
-    .where('workspace_id', '=', workspaceId)
-    .where('email_id', 'in', ids)
-    .orderBy('email_id')
-    .orderBy('position')
     .execute();
   return rows.map((r) => {
     const to = json<string[]>(r.to_addresses);
@@ -314,6 +309,51 @@ export async function listEmails(
     q = q.where((eb) => hasStatus(eb, status));
   }
   return withRecipients(db, workspaceId, await q.orderBy('id', 'desc').limit(limit).execute());
+}
+
+/** The files of these emails, each email's in their order (the caller selects the columns it needs). */
+const attachmentsOf = (db: Executor, workspaceId: string, ids: readonly string[]) =>
+  db
+    .selectFrom('email_attachments')
+    .where('workspace_id', '=', workspaceId)
+    .where('email_id', 'in', ids)
+    .orderBy('email_id')
+    .orderBy('position');
+
+/**
+ * emailPartsForSending for several emails of a workspace, in two queries (the pipeline's batch of emails); an email not
+ * found is left out.
+ */
+export async function emailsPartsForSending(
+  db: Executor,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<Map<string, TransactionalParts>> {
+  if (!ids.length) return new Map();
+  const [rows, files] = await Promise.all([
+    db
+      .selectFrom('emails')
+      .select(['id', 'to_addresses', 'cc_addresses', 'headers'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', 'in', ids)
+      .execute(),
+    attachmentsOf(db, workspaceId, ids).select(['email_id', 'filename', 'content_type', 'data']).execute(),
+  ]);
+  const out = new Map<string, TransactionalParts>();
+  for (const r of rows)
+    out.set(r.id, {
+      to: json<string[]>(r.to_addresses),
+      cc: json<string[]>(r.cc_addresses),
+      headers: json<Record<string, string>>(r.headers),
+      attachments: [],
+    });
+  for (const f of files)
+    out.get(f.email_id)?.attachments.push({
+      filename: f.filename,
+      contentType: f.content_type,
+      content: new Uint8Array(f.data),
+    });
+  return out;
 }
 
 /** What the delivery pipeline needs of an email beyond its hidden broadcast (the store's broadcastForSending). */
