@@ -115,6 +115,7 @@ function parseOptions() {
       'cpu-prof': { type: 'string' },
       'floor-commit': { type: 'string' },
       'worker-process': { type: 'boolean' },
+      'accept-floor': { type: 'boolean' },
       pg: { type: 'boolean' },
       'database-url': { type: 'string' },
     },
@@ -140,6 +141,9 @@ function parseOptions() {
         '                        or each in a transaction of its own (each, the floor before Formcast grouped them)',
         '  --worker-process      e2e: `formcast serve` without its worker (SERVE_WORKER=false) and `formcast worker` in a',
         '                        process of its own, on the same database (docs/deployment.md), for the emails and the broadcast',
+        '  --accept-floor        e2e (SQLite, implies --worker-process): the emails are accepted by the floor of accept',
+        "                        (bench/emails-floor-server.ts) on the same database, and sent by Formcast's worker: the",
+        '                        ratio a bare acceptance would give, a bound on what any acceptance can reach on this machine',
       ],
     },
   );
@@ -150,6 +154,7 @@ function parseOptions() {
     only.add(p as Part);
   }
   const pgUrl = postgresUrlOf(values);
+  if (values['accept-floor'] && pgUrl) throw new BenchError('--accept-floor: the floor is SQLite only');
   const floorCommit = values['floor-commit'] ?? 'group';
   if (floorCommit !== 'group' && floorCommit !== 'each')
     throw new BenchError(`--floor-commit takes group or each, got "${floorCommit}"`);
@@ -166,7 +171,8 @@ function parseOptions() {
     receipts: positiveInt('receipts', values.receipts, 20),
     smtpConnections: positiveInt('smtp-connections', values['smtp-connections'], 5),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
-    workerProcess: Boolean(values['worker-process']),
+    workerProcess: Boolean(values['worker-process']) || Boolean(values['accept-floor']),
+    acceptFloor: Boolean(values['accept-floor']),
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -523,13 +529,23 @@ async function runE2e(opts: Options, sink: Sink) {
         )
       ).child
     : null;
+  // --accept-floor: the floor accepts the emails, into the same SQLite file, with the same key (its rows are Formcast's:
+  // the accept part checks them column for column); serve answers the polling and the broadcast.
+  const floor = opts.acceptFloor
+    ? await startServer('emails floor server', ['--import', 'tsx', 'bench/emails-floor-server.ts'], {
+        ...process.env,
+        DATABASE_URL: database,
+        FLOOR_COMMIT: opts.floorCommit,
+        PORT: '0',
+        HOST,
+      })
+    : null;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  // The CPU time of Formcast's processes (serve, and the worker with --worker-process), user and system, all threads:
-  // the autocannon clients and the sink are not in it.
   // The CPU seconds of each part of the machine's load, to read per message between two snapshots: Formcast's
   // processes, the SMTP sink's, this process's (the autocannon clients and the polling) and the machine's in all.
   const snapshot = () => ({
-    serve: cpuSeconds(server.child.pid!),
+    // The acceptor's: serve's, and with --accept-floor the floor's too.
+    serve: cpuSeconds(server.child.pid!) + (floor ? cpuSeconds(floor.child.pid!) : 0),
     worker: worker ? cpuSeconds(worker.pid!) : 0,
     sink: cpuSeconds(sink.pid),
     bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
@@ -558,7 +574,7 @@ async function runE2e(opts: Options, sink: Sink) {
     const cpuEmails0 = snapshot();
     const start = nowMs();
     const { result, seconds, statuses } = await cannonAmount({
-      url: server.url,
+      url: (floor ?? server).url,
       headers,
       connections: opts.connections,
       pipelining: 1,
@@ -645,6 +661,7 @@ async function runE2e(opts: Options, sink: Sink) {
       workerProcess: opts.workerProcess,
     };
   } finally {
+    if (floor) await stopChild(floor.child);
     if (worker) await stopChild(worker);
     await stopChild(server.child);
   }
@@ -844,6 +861,11 @@ function report(
     out.push(
       '',
       `2. e2e: ${fmt(opts.emails)} emails over the API (${opts.connections} connections, each to its own address) vs one broadcast to ${fmt(opts.emails)} contacts${opts.workerProcess ? ' (formcast serve without its worker, and formcast worker in a process of its own)' : ''};`,
+      ...(opts.acceptFloor
+        ? [
+            "   --accept-floor: the emails accepted by the floor (bench/emails-floor-server.ts, the same rows), sent by Formcast's worker",
+          ]
+        : []),
       `   formcast serve (${opts.workerProcess ? 'its worker in a process of its own' : 'worker in-process'}, ${db}, SMTP pool ${opts.smtpConnections}), the same server and SMTP sink`,
       '',
       ...table(
@@ -906,6 +928,8 @@ function report(
       },
       e2e: e2e && {
         emailsCount: opts.emails,
+        workerProcess: opts.workerProcess,
+        acceptFloor: opts.acceptFloor,
         emails: {
           ...sinkJson(e2e.emails),
           acceptPerSec: round(e2e.emails.acceptPerSec),
