@@ -294,23 +294,44 @@ describeApi('transactional email', (h) => {
       html: '<p>x</p>',
     });
     expect(foreign.statusCode).toBe(202);
+    // Email 2's files stored in the other order than they were written: they come in the order of their position.
+    const k = h.db.kysely;
+    const move = (from: number, to: number) =>
+      k
+        .updateTable('email_attachments')
+        .set({ position: to })
+        .where('email_id', '=', ids[1]!)
+        .where('position', '=', from)
+        .execute();
+    await move(0, 9);
+    await move(1, 0);
+    await move(9, 1);
     const store = new SqlDeliveryStore(h.db);
     const alone = await Promise.all(ids.map((id) => store.broadcastForSending(ws.id, id, TEST_SECRET)));
     const memo = new Map<string, Promise<unknown>>();
-    store.prefetchForSending(ws.id, [...ids, foreign.json().id], memo);
+    // An id twice and another workspace's: each read once, under this workspace.
+    store.prefetchForSending(ws.id, [...ids, ids[0]!, foreign.json().id], memo);
+    expect(memo.size).toBe(2 * 4);
+    for (const [key, value] of memo)
+      if (key.endsWith(foreign.json().id)) expect(await value, `${key} read ahead`).toBeUndefined();
     const ahead = await Promise.all(ids.map((id) => store.broadcastForSending(ws.id, id, TEST_SECRET, null, memo)));
     expect(ahead).toEqual(alone);
     expect(ahead.map((b) => b?.transactional?.attachments.map((a) => a.filename))).toEqual([
       ['1-z.txt', '1-a.txt'],
-      ['2-z.txt', '2-a.txt'],
+      ['2-a.txt', '2-z.txt'],
       [],
     ]);
     expect(ahead[0]?.transactional?.cc).toEqual(['copy@example.com']);
     expect(ahead[1]?.transactional?.headers).toEqual({ 'X-Ahead': 'two' });
-    expect(Buffer.from(ahead[1]!.transactional!.attachments[1]!.content).toString()).toBe('file 2-a.txt');
+    expect(Buffer.from(ahead[1]!.transactional!.attachments[0]!.content).toString()).toBe('file 2-a.txt');
     // Read ahead under this workspace, the other's email is not found, as a read of its own would not find it.
     expect(await store.broadcastForSending(ws.id, foreign.json().id, TEST_SECRET, null, memo)).toBeUndefined();
     expect(await store.broadcastForSending(ws.id, foreign.json().id, TEST_SECRET)).toBeUndefined();
+    // What was read ahead is what broadcastForSending takes: an entry put in its place is what it gives.
+    const third = [...memo.keys()].find((key) => key.startsWith('broadcast') && key.endsWith(ids[2]!))!;
+    memo.set(third, Promise.resolve(undefined));
+    expect(await store.broadcastForSending(ws.id, ids[2]!, TEST_SECRET, null, memo)).toBeUndefined();
+    expect(await store.broadcastForSending(ws.id, ids[2]!, TEST_SECRET)).toBeDefined();
     await sending.drain(); // sent, so that the next test's batch is its own
   });
 

@@ -370,13 +370,7 @@ export async function emailPartsForSending(
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst(),
-    db
-      .selectFrom('email_attachments')
-      .select(['filename', 'content_type', 'data'])
-      .where('workspace_id', '=', workspaceId)
-      .where('email_id', '=', id)
-      .orderBy('position')
-      .execute(),
+    attachmentsOf(db, workspaceId, [id]).select(['filename', 'content_type', 'data']).execute(),
   ]);
   if (!r) return undefined;
   return {
