@@ -543,15 +543,18 @@ async function runE2e(opts: Options, sink: Sink) {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   // The CPU seconds of each part of the machine's load, to read per message between two snapshots: Formcast's
   // processes, the SMTP sink's, this process's (the autocannon clients and the polling) and the machine's in all.
-  const snapshot = () => ({
-    // The acceptor's: serve's, and with --accept-floor the floor's too.
-    serve: cpuSeconds(server.child.pid!) + (floor ? cpuSeconds(floor.child.pid!) : 0),
-    worker: worker ? cpuSeconds(worker.pid!) : 0,
-    sink: cpuSeconds(sink.pid),
-    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
-    machine: machineCpuSeconds(),
-    at: nowMs(),
-  });
+  const snapshot = () => {
+    const own = process.cpuUsage();
+    return {
+      // The acceptor's: serve's, and with --accept-floor the floor's too.
+      serve: cpuSeconds(server.child.pid!) + (floor ? cpuSeconds(floor.child.pid!) : 0),
+      worker: worker ? cpuSeconds(worker.pid!) : 0,
+      sink: cpuSeconds(sink.pid),
+      bench: (own.user + own.system) / 1e6,
+      machine: machineCpuSeconds(),
+      at: nowMs(),
+    };
+  };
   const perMessage = (a: CpuSnapshot, b: CpuSnapshot): CpuPerMessage => {
     const ms = (k: keyof CpuSnapshot) => ((b[k] - a[k]) * 1000) / n;
     return {

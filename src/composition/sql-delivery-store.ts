@@ -422,8 +422,9 @@ export class SqlDeliveryStore implements DeliveryStore {
       const chunk = ids.slice(i, i + PREFETCH_CHUNK);
       // Three queries for the chunk (its hidden broadcasts; its emails' recipients and headers; their files): each
       // email's own entries in the memo are what broadcastForSending takes instead of reading.
-      const broadcastsRead = getBroadcastsForSending(k, workspaceId, padIds(chunk));
-      const partsRead = emailsPartsForSending(k, workspaceId, padIds(chunk));
+      const padded = padIds(chunk);
+      const broadcastsRead = getBroadcastsForSending(k, workspaceId, padded);
+      const partsRead = emailsPartsForSending(k, workspaceId, padded);
       for (const id of chunk) {
         const broadcast = broadcastsRead.then((found) => found.get(id));
         const parts = partsRead.then((found) => found.get(id));

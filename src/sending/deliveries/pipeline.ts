@@ -339,7 +339,7 @@ export class DeliveryPipeline {
         read.catch(() => {}); // awaited below; one the batch never reaches (it failed before) is not an unhandled rejection
         recipientsOf.set(workspaceId, read);
       }
-      // A batch of emails is a message per email: the store may read their rows a few queries for the batch.
+      // A batch of emails is a message per email: the store may read their rows in a few queries for the batch.
       if (this.store.prefetchForSending)
         for (const [workspaceId, ds] of byWorkspace)
           this.store.prefetchForSending(

@@ -181,6 +181,15 @@ const COLUMNS = [
   'created_at',
 ] as const;
 
+/** The files of these emails, each email's in their order (the caller selects the columns it needs). */
+const attachmentsOf = (db: Executor, workspaceId: string, ids: readonly string[]) =>
+  db
+    .selectFrom('email_attachments')
+    .where('workspace_id', '=', workspaceId)
+    .where('email_id', 'in', ids)
+    .orderBy('email_id')
+    .orderBy('position');
+
 /** The emails' recipients (their deliveries) and attachments' names, for these rows. */
 async function withRecipients(db: Executor, workspaceId: string, rows: readonly EmailRow[]): Promise<Email[]> {
   if (!rows.length) return [];
@@ -311,15 +320,6 @@ export async function listEmails(
   return withRecipients(db, workspaceId, await q.orderBy('id', 'desc').limit(limit).execute());
 }
 
-/** The files of these emails, each email's in their order (the caller selects the columns it needs). */
-const attachmentsOf = (db: Executor, workspaceId: string, ids: readonly string[]) =>
-  db
-    .selectFrom('email_attachments')
-    .where('workspace_id', '=', workspaceId)
-    .where('email_id', 'in', ids)
-    .orderBy('email_id')
-    .orderBy('position');
-
 /**
  * emailPartsForSending for several emails of a workspace, in two queries (the pipeline's batch of emails); an email not
  * found is left out.
@@ -362,25 +362,5 @@ export async function emailPartsForSending(
   workspaceId: string,
   id: string,
 ): Promise<TransactionalParts | undefined> {
-  // Both reads at once: on SQLite each waits its turn on the one connection (the pipeline reads a batch of emails).
-  const [r, files] = await Promise.all([
-    db
-      .selectFrom('emails')
-      .select(['to_addresses', 'cc_addresses', 'headers'])
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .executeTakeFirst(),
-    attachmentsOf(db, workspaceId, [id]).select(['filename', 'content_type', 'data']).execute(),
-  ]);
-  if (!r) return undefined;
-  return {
-    to: json<string[]>(r.to_addresses),
-    cc: json<string[]>(r.cc_addresses),
-    headers: json<Record<string, string>>(r.headers),
-    attachments: files.map((f) => ({
-      filename: f.filename,
-      contentType: f.content_type,
-      content: new Uint8Array(f.data),
-    })),
-  };
+  return (await emailsPartsForSending(db, workspaceId, [id])).get(id);
 }
